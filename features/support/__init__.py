@@ -1,0 +1,1 @@
+"""Test support shared by Behave steps (fakes, runners, log capture)."""

@@ -1,0 +1,48 @@
+"""Resolve ``package.module:attribute`` import paths used in configuration files."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__all__ = ["ImportPathError", "import_object", "is_import_path"]
+
+
+class ImportPathError(ValueError):
+    """An import path is malformed or names nothing importable; the message says which."""
+
+
+def is_import_path(text: str) -> bool:
+    """Return whether ``text`` looks like ``package.module:attribute``."""
+    module, sep, attr = text.partition(":")
+    return bool(sep and module and attr)
+
+
+def import_object(path: str) -> Any:
+    """Import and return the object named by ``package.module:attribute``.
+
+    Args:
+        path: The import path; the attribute part may be dotted (``mod:Class.factory``).
+
+    Raises:
+        ImportPathError: With a one-line message saying what could not be found.
+    """
+    module_name, sep, attr_path = path.partition(":")
+    if not (sep and module_name and attr_path):
+        msg = f"{path!r} is not an import path of the form 'package.module:name'"
+        raise ImportPathError(msg)
+    try:
+        obj: Any = importlib.import_module(module_name)
+    except ImportError as exc:
+        msg = f"cannot import module {module_name!r} ({exc})"
+        raise ImportPathError(msg) from exc
+    except Exception as exc:  # a user module that fails while importing is a user mistake
+        msg = f"importing module {module_name!r} failed: {type(exc).__name__}: {exc}"
+        raise ImportPathError(msg) from exc
+    for part in attr_path.split("."):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError as exc:
+            msg = f"module {module_name!r} has no attribute {attr_path!r}"
+            raise ImportPathError(msg) from exc
+    return obj

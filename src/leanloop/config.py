@@ -1,0 +1,99 @@
+"""The validated, typed form of an agents file: what ``leanloop.spec`` produces.
+
+These dataclasses are plain values. The JSON Schema in ``schema/agent.schema.json``
+is the single source of the YAML format and its defaults; the defaults repeated here
+only serve Python users who build a spec by hand, and a Behave scenario checks that
+the two agree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+__all__ = ["AgentSpec", "ModelSpec", "Provider", "SourceLocation", "ToolMode"]
+
+Provider = Literal["openai", "ollama", "openai-compatible"]
+ToolMode = Literal["auto", "native", "text"]
+
+
+@dataclass(frozen=True, slots=True)
+class SourceLocation:
+    """Where a value was written: file, 1-based line and column, and its key path."""
+
+    source: str
+    line: int | None
+    column: int | None
+    path: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelSpec:
+    """How to build one chat model.
+
+    Exactly one of ``provider`` and ``class_path`` is set.
+    """
+
+    name: str | None = None
+    """The key under ``models`` it was declared with; ``None`` for an inline model."""
+    provider: Provider | None = None
+    """``openai``, ``ollama`` or ``openai-compatible`` (llama.cpp, LM Studio, vLLM …)."""
+    class_path: str | None = None
+    """``package.module:Class`` of any ``BaseChatModel`` subclass, built with ``kwargs``."""
+    model: str | None = None
+    """The model name the server knows."""
+    base_url: str | None = None
+    """The server's base URL (``http://127.0.0.1:8080/v1`` for llama.cpp)."""
+    api_key: str | None = field(default=None, repr=False)
+    """A secret: never printed, never logged."""
+    temperature: float | None = None
+    max_tokens: int | None = None
+    """The most tokens a reply may have; also the reply reserve of the context plan."""
+    timeout: float | None = None
+    """Seconds per request."""
+    context_window: int | None = None
+    """The configured window in tokens; ``None`` lets leanloop discover it."""
+    kwargs: Mapping[str, Any] = field(default_factory=dict)
+    """Extra keyword arguments for the model class."""
+    location: SourceLocation | None = None
+    """Where the model was declared, for errors raised while building it."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class AgentSpec:
+    """One validated agent: its model, tools, workspace and context policies."""
+
+    name: str
+    model: ModelSpec
+    description: str = ""
+    system_prompt: str | None = None
+    tools: tuple[str, ...] = ()
+    """Built-in tool names (``read_file``, ``search``, ``list_files``) or import paths."""
+    workspace: Path | None = None
+    """Absolute path the workspace tools are confined to."""
+    max_rounds: int = 20
+    """Most tool rounds before the final, tool-less answer request."""
+    max_parallel_tools: int = 8
+    """Most tool calls run from one reply; the rest are dropped with a note."""
+    tool_result_max_chars: int = 80_000
+    """The registry-wide cap on any one tool result, in characters."""
+    token_budget_percent: float = 0.85
+    """Share of the context window a request may use (0 < x ≤ 1)."""
+    trim_tool_results: bool = True
+    """Trim old tool results in the request view when over budget."""
+    trim_keep_steps: int = 2
+    """How many recent steps the first trimming pass leaves alone."""
+    allow_tool_output_pruning: bool = False
+    pruning_model: ModelSpec | None = None
+    """The extraction model; ``None`` means the agent's own model."""
+    pruning_tools: tuple[str, ...] = ("read_file",)
+    pruning_min_chars: int = 2_000
+    pruning_timeout: float = 60.0
+    pruning_concurrency: int = 4
+    pruning_verify: bool = True
+    tool_mode: ToolMode = "auto"
+    source: Path | None = None
+    """The file the agent was loaded from, if any."""
+    location: SourceLocation | None = None

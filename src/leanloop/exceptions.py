@@ -1,0 +1,95 @@
+"""The exceptions leanloop raises.
+
+Every error leanloop raises on purpose derives from :class:`LeanloopError`::
+
+    LeanloopError
+    ├── SpecError            a configuration file is wrong (all problems, located)
+    ├── ModelError           a request to a chat model failed after LangChain's retries
+    │   └── ContextOverflowError   the provider refused a request for its size
+    ├── ToolError            a tool could not be built or loaded (never raised mid-run)
+    └── LocalModelError      the embedded llama.cpp server could not be set up or run
+
+A tool that fails *during* a run never raises: its failure becomes a one-line
+message to the model (see ``leanloop.tools.registry``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = [
+    "ContextOverflowError",
+    "LeanloopError",
+    "LocalModelError",
+    "ModelError",
+    "SpecError",
+    "SpecIssue",
+    "ToolError",
+]
+
+
+class LeanloopError(Exception):
+    """Base class of every error leanloop raises on purpose."""
+
+
+@dataclass(frozen=True, slots=True)
+class SpecIssue:
+    """One located problem in a configuration file.
+
+    Attributes:
+        source: The file name (or ``<string>``) the problem is in.
+        line: 1-based line, or ``None`` when the position is unknown.
+        column: 1-based column, or ``None`` when the position is unknown.
+        path: The key path, dotted (``agents.reader.max_rounds``); empty for the document.
+        message: What is wrong, in one line.
+    """
+
+    source: str
+    line: int | None
+    column: int | None
+    path: str
+    message: str
+
+    def __str__(self) -> str:
+        where = self.source
+        if self.line is not None:
+            where += f":{self.line}"
+            if self.column is not None:
+                where += f":{self.column}"
+        return f"{where}: {self.path}: {self.message}" if self.path else f"{where}: {self.message}"
+
+
+class SpecError(LeanloopError):
+    """A configuration file has one or more problems; ``issues`` lists them all."""
+
+    def __init__(self, issues: list[SpecIssue]) -> None:
+        self.issues = list(issues)
+        super().__init__("\n".join(str(issue) for issue in self.issues))
+
+
+class ModelError(LeanloopError):
+    """A request to the chat model failed; the run's history was rolled back."""
+
+
+class ContextOverflowError(ModelError):
+    """The provider refused a request because it was larger than its context window.
+
+    Attributes:
+        prompt_tokens: The prompt size the provider reported, when it said.
+        window: The context window the provider reported, when it said.
+    """
+
+    def __init__(
+        self, message: str, *, prompt_tokens: int | None = None, window: int | None = None
+    ) -> None:
+        super().__init__(message)
+        self.prompt_tokens = prompt_tokens
+        self.window = window
+
+
+class ToolError(LeanloopError):
+    """A tool could not be built or loaded from its configuration."""
+
+
+class LocalModelError(LeanloopError):
+    """The embedded llama.cpp server could not be set up, started or stopped."""
