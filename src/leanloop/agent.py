@@ -1,0 +1,151 @@
+"""``LLMAgent``: a configured agent that is a LangChain ``Runnable``.
+
+It composes like any Runnable (``prompt | agent | StrOutputParser()``), takes a question,
+a ``{"input": ..., "messages": [...]}`` dict, a prompt value or a message list, and returns
+an ``AIMessage`` whose ``response_metadata["leanloop"]`` is the run report.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Mapping
+from typing import Any, cast
+
+from langchain_core.callbacks import AsyncCallbackManagerForChainRun
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage
+from langchain_core.runnables import RunnableConfig, RunnableSerializable
+from langchain_core.tools import BaseTool
+from pydantic import ConfigDict
+
+from leanloop.config import AgentSpec
+from leanloop.exceptions import SpecError, SpecIssue
+from leanloop.inputs import AgentInput, opening_messages
+from leanloop.loop import AgentLoop
+from leanloop.models import build_chat_model
+from leanloop.spec import load_specs
+from leanloop.tools.loader import build_tools
+from leanloop.tools.registry import ToolRegistry
+
+__all__ = ["LLMAgent", "load_agents"]
+
+
+class LLMAgent(RunnableSerializable[AgentInput, AIMessage]):
+    """An agent built from an :class:`AgentSpec`: a model, tools, and context policies.
+
+    Build one with :meth:`from_file` or :meth:`from_spec`; or pass ``model`` and ``tools``
+    yourself to use objects built in Python with a spec's policies.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    spec: AgentSpec
+    """The validated configuration."""
+    model: BaseChatModel
+    """The chat model the loop talks to."""
+    tools: list[BaseTool]
+    """The tools offered to the model."""
+
+    @classmethod
+    def from_spec(
+        cls,
+        spec: AgentSpec,
+        *,
+        model: BaseChatModel | None = None,
+        tools: list[BaseTool] | None = None,
+    ) -> LLMAgent:
+        """Build the agent ``spec`` describes; ``model``/``tools`` override the spec's.
+
+        Raises:
+            SpecError: When the model or a tool cannot be built (located in the file).
+        """
+        built_model = model if model is not None else build_chat_model(spec.model)
+        built_tools = tools if tools is not None else _build_tools(spec)
+        return cls(spec=spec, model=built_model, tools=built_tools, name=spec.name)
+
+    @classmethod
+    def from_file(cls, path: str | os.PathLike[str], name: str | None = None) -> LLMAgent:
+        """Load ``path`` and build the agent called ``name`` (optional with one agent).
+
+        Raises:
+            SpecError: When the file has problems, or ``name`` is missing or ambiguous.
+        """
+        specs = load_specs(path)
+        return cls.from_spec(_pick(specs, name, source=str(path)))
+
+    def _loop(self) -> AgentLoop:
+        registry = ToolRegistry(self.tools, result_max_chars=self.spec.tool_result_max_chars)
+        return AgentLoop(spec=self.spec, model=self.model, registry=registry)
+
+    async def ainvoke(
+        self, input: AgentInput, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> AIMessage:
+        """Run the agent to a final answer (see the class docstring for inputs and output)."""
+        return await self._acall_with_config(self._arun, input, config, **kwargs)
+
+    def invoke(
+        self, input: AgentInput, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> AIMessage:
+        """Synchronous :meth:`ainvoke`; from inside a running event loop it uses a thread."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(self.ainvoke(input, config, **kwargs))
+        # Called from async code through a sync API: run on a private loop in a thread so
+        # the caller's loop is never blocked re-entrantly.
+        from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415
+
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            return pool.submit(asyncio.run, self.ainvoke(input, config, **kwargs)).result()
+
+    async def _arun(
+        self,
+        input: AgentInput,
+        run_manager: AsyncCallbackManagerForChainRun,
+        config: RunnableConfig,
+    ) -> AIMessage:
+        messages = opening_messages(input, system_prompt=self.spec.system_prompt)
+        child = cast(RunnableConfig, {**config, "callbacks": run_manager.get_child()})
+        return await self._loop().run(messages, child)
+
+
+def load_agents(path: str | os.PathLike[str]) -> dict[str, LLMAgent]:
+    """Load every agent declared in ``path``, keyed by name.
+
+    Raises:
+        SpecError: With every problem in the file, each located.
+    """
+    return {name: LLMAgent.from_spec(spec) for name, spec in load_specs(path).items()}
+
+
+def _build_tools(spec: AgentSpec) -> list[BaseTool]:
+    from leanloop.exceptions import ToolError  # noqa: PLC0415
+
+    try:
+        return build_tools(spec.tools, workspace=spec.workspace)
+    except ToolError as exc:
+        loc = spec.location
+        issue = SpecIssue(
+            loc.source if loc else str(spec.source or "<spec>"),
+            loc.line if loc else None,
+            loc.column if loc else None,
+            f"agents.{spec.name}.tools",
+            str(exc),
+        )
+        raise SpecError([issue]) from exc
+
+
+def _pick(specs: Mapping[str, AgentSpec], name: str | None, *, source: str) -> AgentSpec:
+    if name is not None:
+        if name in specs:
+            return specs[name]
+        known = ", ".join(sorted(specs))
+        msg = f"no agent named {name!r} (agents: {known})"
+        raise SpecError([SpecIssue(source, None, None, "agents", msg)])
+    if len(specs) == 1:
+        return next(iter(specs.values()))
+    msg = f"the file declares {len(specs)} agents; name one ({', '.join(sorted(specs))})"
+    raise SpecError([SpecIssue(source, None, None, "agents", msg)])
+
+

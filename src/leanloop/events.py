@@ -1,0 +1,52 @@
+"""Custom events the loop sends through LangChain's callback system.
+
+Every event is visible to any callback handler (``on_custom_event``) and in
+``agent.astream_events(..., version="v2")`` as ``{"event": "on_custom_event", "name": ...}``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any, Final
+
+from langchain_core.callbacks.manager import adispatch_custom_event
+from langchain_core.runnables import RunnableConfig
+
+__all__ = [
+    "BUDGET",
+    "OVERFLOW_RECOVERED",
+    "PRUNED",
+    "STEP",
+    "SYNTHESIS",
+    "TOOL_MODE_CHANGED",
+    "TRIMMED",
+    "emit",
+]
+
+STEP: Final = "leanloop.step"
+"""After each tool round: ``step``, ``calls`` (name, args, chars_out)."""
+BUDGET: Final = "leanloop.budget"
+"""Before every request: ``estimate``, ``ceiling``, ``window``, ``window_source``, ``chars_per_token``."""
+TRIMMED: Final = "leanloop.trimmed"
+"""When results were trimmed in the request view: ``count``, ``tokens_before``, ``tokens_after``, ``pass``."""
+SYNTHESIS: Final = "leanloop.synthesis"
+"""When the budget-exhausted synthesis flow starts: ``reason``."""
+OVERFLOW_RECOVERED: Final = "leanloop.overflow_recovered"
+"""When a request refused for its size was trimmed and retried."""
+PRUNED: Final = "leanloop.pruned"
+"""After a pruning pass: ``tool``, ``chars_raw``, ``chars_out``, ``chunks``, ``seconds``, ``dropped_lines``."""
+TOOL_MODE_CHANGED: Final = "leanloop.tool_mode_changed"
+"""When the loop falls back from native tool calling to the text protocol."""
+
+_log = logging.getLogger(__name__)
+
+
+async def emit(name: str, data: Mapping[str, Any], config: RunnableConfig | None) -> None:
+    """Dispatch one custom event to the run's callbacks; never fails the run."""
+    try:
+        await adispatch_custom_event(name, dict(data), config=config)
+    except RuntimeError:
+        # Only raised when there is no parent run (the loop was driven outside a Runnable
+        # call); events are an observation channel, so losing one must not stop the run.
+        _log.debug("no run to attach event %s to", name)

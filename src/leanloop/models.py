@@ -1,0 +1,110 @@
+"""Build LangChain chat models from :class:`~leanloop.config.ModelSpec` values.
+
+``openai`` → ``ChatOpenAI``; ``openai-compatible`` → ``ChatOpenAI`` with ``base_url`` and
+``stream_usage=True`` (llama.cpp, LM Studio, vLLM report usage only when asked);
+``ollama`` → ``ChatOllama`` with ``num_ctx`` when a window is configured (so the server
+really loads that window); ``class`` → the imported ``BaseChatModel`` built with ``kwargs``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+
+from leanloop._imports import ImportPathError, import_object
+from leanloop.config import ModelSpec
+from leanloop.exceptions import SpecError, SpecIssue
+
+__all__ = ["build_chat_model"]
+
+
+def build_chat_model(spec: ModelSpec) -> BaseChatModel:
+    """Build the chat model ``spec`` describes.
+
+    Raises:
+        SpecError: When the model cannot be built; the issue points at where the model
+            was declared and never repeats the API key.
+    """
+    try:
+        if spec.class_path is not None:
+            return _from_class(spec)
+        if spec.provider == "ollama":
+            return _ollama(spec)
+        return _openai(spec)
+    except SpecError:
+        raise
+    except Exception as exc:  # provider constructors raise anything from ValueError to OSError
+        raise _located(spec, f"cannot build the model: {_redact(str(exc), spec)}") from exc
+
+
+def _openai(spec: ModelSpec) -> BaseChatModel:
+    from langchain_openai import ChatOpenAI  # noqa: PLC0415 - heavy import, only when used
+
+    options: dict[str, Any] = _common(spec)
+    if spec.model is not None:
+        options["model"] = spec.model
+    if spec.base_url is not None:
+        options["base_url"] = spec.base_url
+    if spec.api_key is not None:
+        options["api_key"] = spec.api_key
+    if spec.provider == "openai-compatible":
+        options["stream_usage"] = True
+        options.setdefault("api_key", "none")  # local servers ignore it; the client requires one
+    return ChatOpenAI(**options, **dict(spec.kwargs))
+
+
+def _ollama(spec: ModelSpec) -> BaseChatModel:
+    from langchain_ollama import ChatOllama  # noqa: PLC0415 - heavy import, only when used
+
+    options: dict[str, Any] = {"model": spec.model}
+    if spec.base_url is not None:
+        options["base_url"] = spec.base_url
+    if spec.temperature is not None:
+        options["temperature"] = spec.temperature
+    if spec.max_tokens is not None:
+        options["num_predict"] = spec.max_tokens
+    if spec.context_window is not None:
+        options["num_ctx"] = spec.context_window
+    if spec.timeout is not None:
+        options["client_kwargs"] = {"timeout": spec.timeout}
+    return ChatOllama(**options, **dict(spec.kwargs))
+
+
+def _from_class(spec: ModelSpec) -> BaseChatModel:
+    assert spec.class_path is not None  # noqa: S101 - narrowed by the caller
+    try:
+        cls = import_object(spec.class_path)
+    except ImportPathError as exc:
+        raise _located(spec, str(exc)) from exc
+    if not (isinstance(cls, type) and issubclass(cls, BaseChatModel)):
+        raise _located(spec, f"{spec.class_path} is not a LangChain chat model class")
+    options = dict(spec.kwargs)
+    for key in ("model", "temperature", "max_tokens", "timeout", "base_url", "api_key"):
+        value = getattr(spec, key)
+        if value is not None and key in cls.model_fields:
+            options.setdefault(key, value)
+    model: BaseChatModel = cls(**options)
+    return model
+
+
+def _common(spec: ModelSpec) -> dict[str, Any]:
+    options: dict[str, Any] = {}
+    if spec.temperature is not None:
+        options["temperature"] = spec.temperature
+    if spec.max_tokens is not None:
+        options["max_tokens"] = spec.max_tokens
+    if spec.timeout is not None:
+        options["timeout"] = spec.timeout
+    return options
+
+
+def _redact(text: str, spec: ModelSpec) -> str:
+    return text.replace(spec.api_key, "***") if spec.api_key else text
+
+
+def _located(spec: ModelSpec, message: str) -> SpecError:
+    loc = spec.location
+    if loc is None:
+        return SpecError([SpecIssue("<model>", None, None, spec.name or "model", message)])
+    return SpecError([SpecIssue(loc.source, loc.line, loc.column, loc.path, message)])

@@ -1,0 +1,85 @@
+"""The run report: what one run did, step by step, and what it did to the context.
+
+It travels with the answer as ``AIMessage.response_metadata["leanloop"]`` (a plain,
+JSON-ready dict), so pipelines and the CLI read the same figures.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+__all__ = ["RequestRecord", "RunReport", "StopReason", "ToolCallRecord"]
+
+StopReason = Literal["answer", "max_rounds", "budget_exhausted", "repeated_calls"]
+
+
+@dataclass(kw_only=True)
+class ToolCallRecord:
+    """One tool call the loop handled."""
+
+    step: int
+    name: str
+    args: dict[str, Any]
+    chars_out: int
+    """Characters of the result the model saw."""
+    chars_raw: int
+    """Characters the tool produced, before caps and pruning."""
+    ok: bool = True
+    pruned: bool = False
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass(kw_only=True)
+class RequestRecord:
+    """One request to the chat model."""
+
+    step: int
+    messages: int
+    input_tokens: int | None = None
+    """The prompt size the server reported (``reported_input_tokens`` in the dict)."""
+    output_tokens: int | None = None
+    estimated_tokens: int | None = None
+    ceiling: int | None = None
+    window: int | None = None
+    tools: bool = True
+    """Whether tools were offered on this request."""
+    kind: str = "step"
+    """``step``, ``final`` (the tool-less answer request) or ``retry``."""
+
+
+@dataclass(kw_only=True)
+class RunReport:
+    """Everything one run did, as plain values."""
+
+    stop_reason: StopReason = "answer"
+    steps: int = 0
+    tool_mode: str = "native"
+    window: int | None = None
+    window_source: str | None = None
+    chars_per_token: float | None = None
+    trimmed_results: int = 0
+    tokens_saved_by_trimming: int = 0
+    chars_saved_by_pruning: int = 0
+    overflow_recoveries: int = 0
+    events: list[str] = field(default_factory=list)
+    """Notable things that happened, one line each (mode switches, synthesis, recoveries)."""
+    tool_calls: list[ToolCallRecord] = field(default_factory=list)
+    requests: list[RequestRecord] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the report as a JSON-ready dict (the documented field names)."""
+        data = asdict(self)
+        for request in data["requests"]:
+            request["reported_input_tokens"] = request["input_tokens"]
+        return data
+
+    @property
+    def input_tokens(self) -> int:
+        """Total prompt tokens the server reported over the run."""
+        return sum(r.input_tokens or 0 for r in self.requests)
+
+    @property
+    def output_tokens(self) -> int:
+        """Total reply tokens the server reported over the run."""
+        return sum(r.output_tokens or 0 for r in self.requests)
