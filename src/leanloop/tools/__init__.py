@@ -1,0 +1,24 @@
+"""Tools for agents: the built-in workspace tools, loading user tools, the registry.
+
+``workspace_tools`` builds ``read_file``, ``search`` and ``list_files`` confined to a
+folder; ``load_tool`` / ``build_tools`` turn configuration references (a built-in name
+or ``package.module:name``) into LangChain tools; ``ToolRegistry`` runs tool calls and
+turns every failure into a one-line message for the model.
+"""
+
+from __future__ import annotations
+
+from leanloop.tools.loader import build_tools, load_tool
+from leanloop.tools.names import BUILTIN_TOOLS
+from leanloop.tools.registry import ToolOutcome, ToolRegistry
+from leanloop.tools.workspace import resolve_inside, workspace_tools
+
+__all__ = [
+    "BUILTIN_TOOLS",
+    "ToolOutcome",
+    "ToolRegistry",
+    "build_tools",
+    "load_tool",
+    "resolve_inside",
+    "workspace_tools",
+]

@@ -1,0 +1,282 @@
+"""The plain, synchronous bodies of the workspace tools: read_file, search, list_files.
+
+Each takes the resolved workspace root and the model's arguments and returns the text
+the model sees. Problems the model can fix raise :class:`PathRefused` (a
+``ToolException``) with a one-line message; the registry shows it as ``error: ...``.
+Caps live here, at the source, so a result is shaped before any global cap cuts it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import stat
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from langchain_core.tools import ToolException
+
+from leanloop.tools._paths import (
+    PathRefused,
+    WalkStats,
+    close_paths,
+    compile_glob,
+    display_path,
+    resolve_inside,
+    walk_files,
+)
+
+__all__ = [
+    "DEFAULT_READ_LINES",
+    "DEFAULT_SEARCH_RESULTS",
+    "MAX_LIST_ENTRIES",
+    "MAX_READ_LINES",
+    "MAX_SEARCH_RESULTS",
+    "list_files",
+    "read_file",
+    "search",
+]
+
+DEFAULT_READ_LINES = 200
+MAX_READ_LINES = 400
+MAX_LINE_CHARS = 2_000
+"""read_file cuts longer lines (minified files) so one line cannot fill a window."""
+DEFAULT_SEARCH_RESULTS = 80
+MAX_SEARCH_RESULTS = 200
+SEARCH_LINE_CHARS = 300
+MAX_SEARCH_FILE_BYTES = 4 * 1024 * 1024
+"""search skips larger files: they are data or build output, rarely worth a match."""
+MAX_LIST_ENTRIES = 200
+LIST_COUNT_LIMIT = 100_000
+"""list_files stops counting here, so a huge tree cannot stall a step."""
+_SNIFF_BYTES = 8192
+
+
+def read_file(base: Path, path: str, offset: int = 1, limit: int = DEFAULT_READ_LINES) -> str:
+    """Return a numbered window of a text file and how to read the next one."""
+    target = _existing(base, path, want="file")
+    shown = display_path(base, target)
+    if _is_binary(target):
+        size = target.stat().st_size
+        msg = f"{shown} looks like a binary file ({size:,} bytes); read_file only shows text"
+        raise PathRefused(msg)
+    first = max(offset, 1)
+    count = min(max(limit, 1), MAX_READ_LINES)
+    window, total = _read_window(target, shown, first=first, count=count)
+    if total == 0:
+        return f"[{shown} is empty]"
+    if first > total:
+        msg = f"offset {offset} is past the end of {shown} ({total:,} lines); use 1-{total}"
+        raise PathRefused(msg)
+    last = first + len(window) - 1
+    lines = [f"{number:>5}| {_clip_line(text)}" for number, text in enumerate(window, first)]
+    footer = f"[lines {first:,}-{last:,} of {total:,}"
+    if limit > MAX_READ_LINES:
+        footer += f" (limit {limit} was cut to the maximum of {MAX_READ_LINES})"
+    if last < total:
+        footer += f"; next: read_file(path={_quote(shown)}, offset={last + 1})]"
+    else:
+        footer += "; end of file]"
+    return "\n".join([*lines, footer])
+
+
+def _read_window(target: Path, shown: str, *, first: int, count: int) -> tuple[list[str], int]:
+    window: list[str] = []
+    total = 0
+    try:
+        with target.open(encoding="utf-8", errors="replace") as handle:
+            for total, line in enumerate(handle, start=1):
+                if first <= total < first + count:
+                    window.append(line.rstrip("\n"))
+    except OSError as exc:
+        msg = f"cannot read {shown} ({exc.strerror or exc})"
+        raise PathRefused(msg) from exc
+    return window, total
+
+
+def _clip_line(text: str) -> str:
+    if len(text) <= MAX_LINE_CHARS:
+        return text
+    return f"{text[:MAX_LINE_CHARS]} … [{len(text) - MAX_LINE_CHARS:,} more characters]"
+
+
+def search(
+    base: Path,
+    pattern: str,
+    path: str = ".",
+    glob: str | None = None,
+    max_results: int = DEFAULT_SEARCH_RESULTS,
+) -> str:
+    """Return ``path:line:text`` for lines matching ``pattern`` under ``path``."""
+    if not pattern:
+        msg = "pattern is empty; send the text or regular expression to look for"
+        raise ToolException(msg)
+    start = _existing(base, path, want="any")
+    regex, notes = _compile_pattern(pattern)
+    cap = min(max(max_results, 1), MAX_SEARCH_RESULTS)
+    tally = _Tally()
+    for file in _candidates(base, start, glob, tally.walk):
+        lines = _file_lines(file)
+        if lines is None:
+            tally.skipped_large += 1
+            continue
+        room = cap + 1 - len(tally.hits)  # one more than the cap tells "there are more"
+        found = _match_lines(display_path(base, file), lines, regex, room=room)
+        tally.files_hit += bool(found)
+        tally.hits.extend(found)
+        if len(tally.hits) > cap:
+            break
+    return _search_report(tally, cap=cap, notes=notes, pattern=pattern)
+
+
+@dataclass(slots=True)
+class _Tally:
+    hits: list[str] = field(default_factory=list)
+    files_hit: int = 0
+    skipped_large: int = 0
+    walk: WalkStats = field(default_factory=WalkStats)
+
+
+def _compile_pattern(pattern: str) -> tuple[re.Pattern[str], list[str]]:
+    try:
+        return re.compile(pattern), []
+    except re.error as exc:
+        note = f"[not a valid regular expression ({exc}); searched for the text literally]"
+        return re.compile(re.escape(pattern)), [note]
+
+
+def _candidates(base: Path, start: Path, glob: str | None, stats: WalkStats) -> Iterator[Path]:
+    if start.is_file():
+        yield start
+        return
+    matcher = compile_glob(glob) if glob else None
+    for file in walk_files(base, start, stats):
+        if matcher is None or matcher.match(file.relative_to(start).as_posix()):
+            yield file
+
+
+def _file_lines(file: Path) -> list[str] | None:
+    """Return the file's lines; ``[]`` for unreadable or binary files, ``None`` if too big."""
+    try:
+        info = file.stat()
+        if not stat.S_ISREG(info.st_mode):  # a FIFO or device would block or never end
+            return []
+        if info.st_size > MAX_SEARCH_FILE_BYTES:
+            return None
+        data = file.read_bytes()
+    except OSError:  # a broken link or a file that vanished: nothing to match
+        return []
+    if b"\0" in data[:_SNIFF_BYTES]:
+        return []
+    return data.decode("utf-8", errors="replace").splitlines()
+
+
+def _match_lines(shown: str, lines: list[str], regex: re.Pattern[str], *, room: int) -> list[str]:
+    found: list[str] = []
+    for number, line in enumerate(lines, start=1):
+        match = regex.search(line)
+        if match is None:
+            continue
+        found.append(f"{shown}:{number}:{_clip_around(line, match)}")
+        if len(found) >= room:
+            break
+    return found
+
+
+def _clip_around(line: str, match: re.Match[str]) -> str:
+    """Cut a long line to a window that shows the match (minified files)."""
+    if len(line) <= SEARCH_LINE_CHARS:
+        return line.strip()
+    start = max(0, min(match.start() - SEARCH_LINE_CHARS // 3, len(line) - SEARCH_LINE_CHARS))
+    end = start + SEARCH_LINE_CHARS
+    return ("…" if start else "") + line[start:end].strip() + ("…" if end < len(line) else "")
+
+
+def _search_report(tally: _Tally, *, cap: int, notes: list[str], pattern: str) -> str:
+    hits = tally.hits
+    skipped = _walk_notes(tally.walk)
+    if tally.skipped_large:
+        big = _plural(tally.skipped_large, "file")
+        skipped.append(f"[skipped {big} over {MAX_SEARCH_FILE_BYTES >> 20} MB]")
+    if not hits:
+        return "\n".join([*notes, f"no matches for {_quote(pattern)}", *skipped])
+    if len(hits) > cap:
+        more = f", or raise max_results (up to {MAX_SEARCH_RESULTS})"
+        footer = (
+            f"[stopped at {cap} matches; there are more: narrow the pattern, path or glob"
+            f"{more if cap < MAX_SEARCH_RESULTS else ''}]"
+        )
+    else:
+        footer = f"[{_plural(len(hits), 'match')} in {_plural(tally.files_hit, 'file')}]"
+    return "\n".join([*notes, *hits[:cap], *skipped, footer])
+
+
+def list_files(base: Path, path: str = ".", glob: str = "**/*") -> str:
+    """Return the sorted relative paths of the files under ``path`` matching ``glob``."""
+    start = _existing(base, path, want="any")
+    if start.is_file():
+        return display_path(base, start)
+    stats = WalkStats()
+    found: list[str] = []
+    for file in _candidates(base, start, glob or "**/*", stats):
+        if len(found) >= LIST_COUNT_LIMIT:
+            break
+        found.append(display_path(base, file))
+    found.sort()
+    notes = _walk_notes(stats)
+    if not found:
+        where = display_path(base, start)
+        return "\n".join([f"no files match {_quote(glob)} under {where}", *notes])
+    if len(found) > MAX_LIST_ENTRIES:
+        more = "+" if len(found) >= LIST_COUNT_LIMIT else ""
+        footer = (
+            f"[showing {MAX_LIST_ENTRIES} of {len(found):,}{more} files; narrow with path or glob]"
+        )
+    else:
+        footer = f"[{_plural(len(found), 'file')}]"
+    return "\n".join([*found[:MAX_LIST_ENTRIES], *notes, footer])
+
+
+def _walk_notes(stats: WalkStats) -> list[str]:
+    if not stats.outside_links:
+        return []
+    links = _plural(stats.outside_links, "link")
+    return [f"[skipped {links} leading outside the workspace]"]
+
+
+def _plural(count: int, noun: str) -> str:
+    suffix = "" if count == 1 else ("es" if noun.endswith("ch") else "s")
+    return f"{count:,} {noun}{suffix}"
+
+
+def _existing(base: Path, path: str, *, want: str) -> Path:
+    """Resolve ``path`` inside ``base`` and check it exists (``want``: "file" or "any")."""
+    target = resolve_inside(base, path)
+    if want == "file" and target.is_dir():
+        shown = display_path(base, target)
+        msg = f"{shown} is a folder; use list_files(path={_quote(shown)}) to see its files"
+        raise PathRefused(msg)
+    if want == "file" and target.exists() and not target.is_file():
+        msg = f"{display_path(base, target)} is not a regular file"
+        raise PathRefused(msg)
+    if target.exists():
+        return target
+    kind = "file" if want == "file" else "file or folder"
+    msg = f"no such {kind}: {path}"
+    suggestions = close_paths(base, path)
+    if suggestions:
+        msg += f" (did you mean: {', '.join(suggestions)}?)"
+    raise PathRefused(msg)
+
+
+def _is_binary(target: Path) -> bool:
+    try:
+        with target.open("rb") as handle:
+            return b"\0" in handle.read(_SNIFF_BYTES)
+    except OSError:
+        return False  # reading will fail next and say why
+
+
+def _quote(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False)

@@ -1,0 +1,149 @@
+"""Turn tool references from a configuration into LangChain tools.
+
+A reference is a built-in name (``read_file``, ``search``, ``list_files``) or an import
+path ``package.module:name`` naming a ``BaseTool`` (or a ``BaseTool`` class that needs
+no arguments), a ``@tool`` function, or a plain typed callable, sync or async, which is
+wrapped with ``StructuredTool.from_function``. Every failure is a :class:`ToolError`
+with a one-line message.
+"""
+
+from __future__ import annotations
+
+import difflib
+import inspect
+import logging
+import re
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from langchain_core.tools import BaseTool, StructuredTool
+
+from leanloop._imports import ImportPathError, import_object, is_import_path
+from leanloop.exceptions import ToolError
+from leanloop.tools.names import BUILTIN_TOOLS
+from leanloop.tools.workspace import workspace_tools
+
+__all__ = ["build_tools", "load_tool"]
+
+_log = logging.getLogger(__name__)
+
+_TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
+"""What chat APIs accept as a function name (OpenAI's rule, the strictest common one)."""
+
+
+def load_tool(ref: str, *, workspace: Path | None) -> BaseTool:
+    """Load one tool from its configuration reference.
+
+    Args:
+        ref: A built-in tool name or an import path ``package.module:name``.
+        workspace: The agent's workspace folder; needed by the built-in tools.
+
+    Returns:
+        The tool, ready to bind to a chat model.
+
+    Raises:
+        ToolError: The reference names nothing usable; the message says why.
+    """
+    return build_tools([ref], workspace=workspace)[0]
+
+
+def build_tools(refs: Sequence[str], *, workspace: Path | None) -> list[BaseTool]:
+    """Load every tool in ``refs``, in order, and check that their names are unique.
+
+    Args:
+        refs: Built-in tool names and import paths.
+        workspace: The agent's workspace folder; needed by the built-in tools.
+
+    Raises:
+        ToolError: A reference cannot be loaded, or two tools share a name.
+    """
+    builtins: dict[str, BaseTool] = {}
+    tools: list[BaseTool] = []
+    origin: dict[str, str] = {}
+    for ref in refs:
+        if ref in BUILTIN_TOOLS:
+            if not builtins:
+                builtins = {tool.name: tool for tool in _builtin_tools(ref, workspace)}
+            tool = builtins[ref]
+        else:
+            tool = _imported_tool(ref)
+        if tool.name in origin:
+            msg = f'two tools are named "{tool.name}" ({origin[tool.name]!r} and {ref!r})'
+            raise ToolError(msg)
+        origin[tool.name] = ref
+        tools.append(tool)
+    return tools
+
+
+def _builtin_tools(ref: str, workspace: Path | None) -> list[BaseTool]:
+    if workspace is None:
+        msg = f'tool "{ref}" needs a workspace folder; set "workspace" for the agent'
+        raise ToolError(msg)
+    return workspace_tools(workspace)
+
+
+def _imported_tool(ref: str) -> BaseTool:
+    if not is_import_path(ref):
+        msg = f'unknown tool "{ref}"{_did_you_mean(ref)}; built-in tools are '
+        msg += ", ".join(BUILTIN_TOOLS) + "; other tools are given as 'package.module:name'"
+        raise ToolError(msg)
+    try:
+        obj = import_object(ref)
+    except ImportPathError as exc:
+        msg = f"tool {ref!r}: {exc}"
+        raise ToolError(msg) from exc
+    tool = _as_tool(obj, ref)
+    if not _TOOL_NAME.fullmatch(tool.name):
+        msg = f"tool {ref!r} is named {tool.name!r}; use 1-64 letters, digits, '_' or '-'"
+        raise ToolError(msg)
+    return tool
+
+
+def _as_tool(obj: Any, ref: str) -> BaseTool:
+    if isinstance(obj, BaseTool):
+        return obj
+    if inspect.isclass(obj):
+        if issubclass(obj, BaseTool):
+            return _instantiate(obj, ref)
+        msg = f"tool {ref!r} is the class {obj.__name__}, not a tool or a function"
+        raise ToolError(msg)
+    if callable(obj):
+        return _from_callable(obj, ref)
+    msg = f"tool {ref!r} is not a tool or a function (it is of type {type(obj).__name__})"
+    raise ToolError(msg)
+
+
+def _instantiate(cls: type[BaseTool], ref: str) -> BaseTool:
+    try:
+        return cls()
+    except Exception as exc:  # a user class that needs arguments is a user mistake
+        msg = f"tool {ref!r}: cannot create {cls.__name__}() without arguments ({exc})"
+        raise ToolError(" ".join(msg.split())) from exc
+
+
+def _from_callable(func: Callable[..., Any], ref: str) -> BaseTool:
+    name = getattr(func, "__name__", None) or ref.rpartition(":")[2].rpartition(".")[2]
+    description = inspect.getdoc(func)
+    if not description:
+        # Small models lean on descriptions; say so, but a missing one is not fatal.
+        _log.warning("tool %r has no docstring; the model only sees its name", ref)
+        description = f"{name} (no description)"
+    is_async = inspect.iscoroutinefunction(func) or inspect.iscoroutinefunction(
+        getattr(func, "__call__", None)  # noqa: B004 - an object with an async __call__
+    )
+    try:
+        return StructuredTool.from_function(
+            func=None if is_async else func,
+            coroutine=func if is_async else None,
+            name=name,
+            description=description,
+        )
+    except Exception as exc:  # pydantic cannot model some signatures
+        msg = f"tool {ref!r}: cannot build a tool from {name} ({exc})"
+        raise ToolError(" ".join(msg.split())) from exc
+
+
+def _did_you_mean(ref: str) -> str:
+    close = difflib.get_close_matches(ref, BUILTIN_TOOLS, n=1)
+    return f' (did you mean "{close[0]}"?)' if close else ""

@@ -1,0 +1,169 @@
+"""The built-in workspace tools: ``read_file``, ``search`` and ``list_files``.
+
+They are LangChain ``StructuredTool``s bound to one folder. Every path is confined to
+that folder (no ``..``, no absolute path outside, no symlink that leads outside), each
+result is capped at its source and says how to get more, and every refusal is a
+``ToolException`` with a one-line message the model can act on.
+
+Example::
+
+    tools = workspace_tools(Path("./data"))
+    print(await tools[0].ainvoke({"path": "notes.txt"}))
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+from langchain_core.tools import BaseTool, StructuredTool
+from pydantic import BaseModel, Field
+
+from leanloop.exceptions import ToolError
+from leanloop.tools import _filetools
+from leanloop.tools._filetools import (
+    DEFAULT_READ_LINES,
+    DEFAULT_SEARCH_RESULTS,
+    MAX_LIST_ENTRIES,
+    MAX_READ_LINES,
+    MAX_SEARCH_RESULTS,
+)
+from leanloop.tools._paths import PathRefused, resolve_inside
+
+__all__ = ["PathRefused", "resolve_inside", "workspace_tools"]
+
+_PATH_HELP = "Path relative to the workspace root (absolute paths inside it also work)."
+
+
+class ReadFileArgs(BaseModel):
+    """Arguments of read_file."""
+
+    path: str = Field(description=f"The file to read. {_PATH_HELP}")
+    offset: int = Field(default=1, description="First line to show, counting from 1.")
+    limit: int = Field(
+        default=DEFAULT_READ_LINES,
+        description=f"How many lines to show (at most {MAX_READ_LINES}).",
+    )
+
+
+class SearchArgs(BaseModel):
+    """Arguments of search."""
+
+    pattern: str = Field(
+        description="Python regular expression to find in each line, e.g. 'def main' or "
+        "'TODO|FIXME'. Start with (?i) to ignore case."
+    )
+    path: str = Field(default=".", description=f"Folder or file to search in. {_PATH_HELP}")
+    glob: str | None = Field(
+        default=None,
+        description="Only search files matching this glob, e.g. '*.py' (by file name) or "
+        "'src/**/*.ts' (by path under `path`).",
+    )
+    max_results: int = Field(
+        default=DEFAULT_SEARCH_RESULTS,
+        description=f"Most matching lines to return (at most {MAX_SEARCH_RESULTS}).",
+    )
+
+
+class ListFilesArgs(BaseModel):
+    """Arguments of list_files."""
+
+    path: str = Field(default=".", description=f"Folder to list. {_PATH_HELP}")
+    glob: str = Field(
+        default="**/*",
+        description="Only list files matching this glob, e.g. '*.md' (by file name) or "
+        "'docs/**/*.md' (by path under `path`).",
+    )
+
+
+_DESCRIPTIONS = {
+    "read_file": (
+        "Read a text file from the workspace. Shows numbered lines like '   12| text', "
+        f"{DEFAULT_READ_LINES} lines by default and at most {MAX_READ_LINES} per call. The "
+        "last line says how many lines the file has and gives the exact call for the next "
+        "part. Use search first to find the right file and line, then read around it."
+    ),
+    "search": (
+        "Search the text files in the workspace for a regular expression, line by line. "
+        "Returns 'path:line:text' lines, at most max_results "
+        f"(default {DEFAULT_SEARCH_RESULTS}). Use path and glob to narrow the search. "
+        "An invalid regular expression is searched as plain text."
+    ),
+    "list_files": (
+        "List the files in the workspace (or in one folder of it) as sorted paths relative "
+        f"to the workspace root, at most {MAX_LIST_ENTRIES}. Use glob to filter, e.g. '*.py'."
+    ),
+}
+
+
+def workspace_tools(root: Path) -> list[BaseTool]:
+    """Build ``read_file``, ``search`` and ``list_files`` confined to ``root``.
+
+    Args:
+        root: The workspace folder; it must exist.
+
+    Returns:
+        The three tools, in that order. Each works with ``invoke`` and ``ainvoke`` (the
+        async form does its file I/O in a worker thread).
+
+    Raises:
+        ToolError: ``root`` is not an existing folder.
+    """
+    base = Path(root).resolve()
+    if not base.is_dir():
+        msg = f"workspace {str(root)!r} is not an existing folder"
+        raise ToolError(msg)
+    read = functools.partial(_filetools.read_file, base)
+    find = functools.partial(_filetools.search, base)
+    listing = functools.partial(_filetools.list_files, base)
+
+    def read_file(path: str, offset: int = 1, limit: int = DEFAULT_READ_LINES) -> str:
+        return read(path, offset, limit)
+
+    async def aread_file(path: str, offset: int = 1, limit: int = DEFAULT_READ_LINES) -> str:
+        return await asyncio.to_thread(read, path, offset, limit)
+
+    def search(
+        pattern: str,
+        path: str = ".",
+        glob: str | None = None,
+        max_results: int = DEFAULT_SEARCH_RESULTS,
+    ) -> str:
+        return find(pattern, path, glob, max_results)
+
+    async def asearch(
+        pattern: str,
+        path: str = ".",
+        glob: str | None = None,
+        max_results: int = DEFAULT_SEARCH_RESULTS,
+    ) -> str:
+        return await asyncio.to_thread(find, pattern, path, glob, max_results)
+
+    def list_files(path: str = ".", glob: str = "**/*") -> str:
+        return listing(path, glob)
+
+    async def alist_files(path: str = ".", glob: str = "**/*") -> str:
+        return await asyncio.to_thread(listing, path, glob)
+
+    return [
+        _structured("read_file", read_file, aread_file, ReadFileArgs),
+        _structured("search", search, asearch, SearchArgs),
+        _structured("list_files", list_files, alist_files, ListFilesArgs),
+    ]
+
+
+def _structured(
+    name: str,
+    func: Callable[..., str],
+    coroutine: Callable[..., Awaitable[str]],
+    schema: type[BaseModel],
+) -> StructuredTool:
+    return StructuredTool.from_function(
+        func=func,
+        coroutine=coroutine,
+        name=name,
+        description=_DESCRIPTIONS[name],
+        args_schema=schema,
+    )
