@@ -1,0 +1,64 @@
+"""The token budget: the real window, a learned estimate, the plan, trimming, overflows.
+
+One step of the loop uses it like this::
+
+    window = await default_resolver().resolve(configured=..., provider=..., base_url=...,
+                                              model_name=..., profile=model.profile)
+    plan = ContextPlan.for_window(window.tokens, budget_percent=0.85, max_tokens=None)
+    counter = MessageCounter(estimator_for(endpoint, model_name))
+    fitted = fit_messages(history, plan=plan, count=counter.count_fn(tools=schemas))
+    sent = counter.estimate(fitted.messages, schemas)
+    reply = await model.ainvoke(fitted.messages)
+    counter.estimator.observe(estimated_chars=sent.chars, input_tokens=reported)
+
+and ``parse_overflow(error)`` tells a refusal for size from any other error.
+"""
+
+from __future__ import annotations
+
+from leanloop.budget.fit import (
+    TRIM_NOTE,
+    FitResult,
+    fit_messages,
+    is_tool_result,
+    is_trimmed,
+    trim_result,
+)
+from leanloop.budget.overflow import Overflow, parse_overflow
+from leanloop.budget.plan import ContextPlan
+from leanloop.budget.tokens import (
+    Estimate,
+    MessageCounter,
+    TokenEstimator,
+    estimator_for,
+    message_chars,
+    schema_chars,
+)
+from leanloop.budget.window import (
+    Window,
+    WindowResolver,
+    default_resolver,
+    small_window_warning,
+)
+
+__all__ = [
+    "TRIM_NOTE",
+    "ContextPlan",
+    "Estimate",
+    "FitResult",
+    "MessageCounter",
+    "Overflow",
+    "TokenEstimator",
+    "Window",
+    "WindowResolver",
+    "default_resolver",
+    "estimator_for",
+    "fit_messages",
+    "is_tool_result",
+    "is_trimmed",
+    "message_chars",
+    "parse_overflow",
+    "schema_chars",
+    "small_window_warning",
+    "trim_result",
+]

@@ -1,0 +1,213 @@
+"""Fit a conversation under the plan's ceiling by trimming old tool results in a view.
+
+The stored history is never edited: :func:`fit_messages` returns a *request view*, a new
+list holding the same messages except for trimmed copies of some tool results, and the loop
+rebuilds the view before every request. Nothing is dropped, so a tool call and its result
+can never be separated, and system, human and AI messages are never altered.
+
+Trimming runs only when the estimate is over the ceiling, and then in three passes, each
+oldest first, each stopping as soon as the estimate is at or under the trim target:
+
+1. results of steps older than the ``keep_steps`` most recent,
+2. results of any step but the newest,
+3. any result.
+
+A *step* is an AI message and the results that follow it. A *result* is a
+``ToolMessage``, or a human message marked ``additional_kwargs["leanloop_tool_result"]``
+(how text mode hands a result back). A trimmed result keeps its first line, so the model
+still knows what it asked for, and says how to get the rest back.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+
+from leanloop.budget.plan import ContextPlan
+
+__all__ = [
+    "TEXT_RESULT_MARK",
+    "TRIMMED_MARK",
+    "TRIM_NOTE",
+    "FitResult",
+    "fit_messages",
+    "is_tool_result",
+    "is_trimmed",
+    "trim_result",
+]
+
+TRIM_NOTE = "[trimmed to save context — run the tool again if you need it]"
+TRIMMED_MARK = "leanloop_trimmed"
+"""Key set to ``True`` in a trimmed copy's ``response_metadata``."""
+TEXT_RESULT_MARK = "leanloop_tool_result"
+"""Key in a human message's ``additional_kwargs`` marking a text-mode tool result."""
+FIRST_LINE_MAX = 160
+
+Count = Callable[[Sequence[BaseMessage]], int]
+
+
+@dataclass(frozen=True)
+class FitResult:
+    """The request view and what fitting did.
+
+    Attributes:
+        messages: The request view: every message, some results trimmed.
+        tokens_before: The estimate of the untrimmed messages.
+        tokens_after: The estimate of the view.
+        trimmed: How many results were trimmed in this call.
+        passes: The passes (1, 2, 3) that trimmed at least one result.
+        over: Whether the view is still above the ceiling.
+    """
+
+    messages: list[BaseMessage]
+    tokens_before: int
+    tokens_after: int
+    trimmed: int
+    passes: tuple[int, ...]
+    over: bool
+
+    @property
+    def tokens_saved(self) -> int:
+        """Tokens the trimming saved."""
+        return self.tokens_before - self.tokens_after
+
+
+def is_tool_result(message: BaseMessage) -> bool:
+    """Whether ``message`` is a tool result (native, or a marked text-mode turn)."""
+    if isinstance(message, ToolMessage):
+        return True
+    return isinstance(message, HumanMessage) and bool(
+        message.additional_kwargs.get(TEXT_RESULT_MARK)
+    )
+
+
+def is_trimmed(message: BaseMessage) -> bool:
+    """Whether ``message`` is already a trimmed copy."""
+    return bool(message.response_metadata.get(TRIMMED_MARK))
+
+
+def fit_messages(
+    messages: Sequence[BaseMessage],
+    *,
+    plan: ContextPlan,
+    count: Count,
+    keep_steps: int = 2,
+    enabled: bool = True,
+) -> FitResult:
+    """Build the request view of ``messages`` that fits ``plan``.
+
+    Args:
+        messages: The stored history (never mutated).
+        plan: The window's plan (its ``ceiling`` and ``trim_target`` are used).
+        count: Estimates the tokens of a list of messages, including whatever else the
+            request carries (tool schemas, extra prompts), so deltas of single messages are
+            savings; an incremental counter keeps this cheap.
+        keep_steps: How many recent steps the first pass leaves alone (at least 0).
+        enabled: ``False`` measures only (``trim_tool_results: false``).
+
+    Returns:
+        The view and its figures; ``over`` says whether trimming was not enough.
+    """
+    if keep_steps < 0:
+        msg = f"trim_keep_steps must be 0 or more, got {keep_steps!r}"
+        raise ValueError(msg)
+    view = list(messages)
+    before = count(view)
+    if not enabled or before <= plan.ceiling:
+        return FitResult(view, before, before, 0, (), before > plan.ceiling)
+    steps = _step_of_each_result(view)
+    ordered = sorted(set(steps.values()))
+    kept = set(ordered[-keep_steps:]) if keep_steps else set()
+    newest = ordered[-1:]
+    pass_rules: tuple[Callable[[int], bool], ...] = (
+        lambda step: step not in kept,
+        lambda step: step not in newest,
+        lambda _step: True,
+    )
+    estimate, trimmed, passes = before, 0, []
+    for number, rule in enumerate(pass_rules, start=1):
+        if estimate <= plan.trim_target:
+            break
+        candidates = [i for i, step in steps.items() if rule(step) and not is_trimmed(view[i])]
+        done, estimate = _trim_oldest_first(view, candidates, count, estimate, plan.trim_target)
+        if done:
+            trimmed += done
+            passes.append(number)
+    after = count(view) if trimmed else before
+    return FitResult(view, before, after, trimmed, tuple(passes), after > plan.ceiling)
+
+
+def _step_of_each_result(view: Sequence[BaseMessage]) -> dict[int, int]:
+    """Map each result's index to its step: the index of the AI message before it."""
+    steps: dict[int, int] = {}
+    step = -1  # results before any AI message form the oldest step
+    for index, message in enumerate(view):
+        if isinstance(message, AIMessage):
+            step = index
+        elif is_tool_result(message):
+            steps[index] = step
+    return steps
+
+
+def _trim_oldest_first(
+    view: list[BaseMessage], candidates: list[int], count: Count, estimate: int, target: int
+) -> tuple[int, int]:
+    """Trim ``view[i]`` for each candidate in order until ``estimate`` reaches ``target``."""
+    done = 0
+    for index in candidates:
+        if estimate <= target:
+            break
+        original = view[index]
+        copy = trim_result(original)
+        saved = count([original]) - count([copy])
+        if saved <= 0:  # already about as short as its trimmed form
+            continue
+        view[index] = copy
+        estimate -= saved
+        done += 1
+    return done, estimate
+
+
+def trim_result(message: BaseMessage) -> BaseMessage:
+    """A trimmed copy of a tool result: its first line and :data:`TRIM_NOTE`.
+
+    The copy is cached per original, so the views of consecutive steps share it (which
+    keeps incremental counting cheap); an already trimmed message is returned as is.
+    """
+    if is_trimmed(message):
+        return message
+    with _cache_lock:
+        hit = _trim_cache.get(id(message))
+        if hit is not None and hit[0] is message:
+            _trim_cache.move_to_end(id(message))
+            return hit[1]
+    first = _first_line(message.text)
+    copy = message.model_copy(
+        update={
+            "content": f"{first}\n{TRIM_NOTE}" if first else TRIM_NOTE,
+            "response_metadata": {**message.response_metadata, TRIMMED_MARK: True},
+            "additional_kwargs": dict(message.additional_kwargs),
+        }
+    )
+    with _cache_lock:
+        # The strong reference to the original keeps its id() from being reused meanwhile.
+        _trim_cache[id(message)] = (message, copy)
+        if len(_trim_cache) > _TRIM_CACHE_MAX:
+            _trim_cache.popitem(last=False)
+    return copy
+
+
+def _first_line(text: str) -> str:
+    for line in text.splitlines():
+        if line.strip():
+            return line.strip()[:FIRST_LINE_MAX]
+    return ""
+
+
+_TRIM_CACHE_MAX = 4_096
+_trim_cache: OrderedDict[int, tuple[BaseMessage, BaseMessage]] = OrderedDict()
+_cache_lock = threading.Lock()

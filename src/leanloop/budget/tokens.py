@@ -1,0 +1,251 @@
+"""Estimate a request's size in tokens from its characters, and learn the ratio.
+
+The estimate counts characters on one basis (message text, tool-call names and JSON
+arguments, tool-call ids, the tool schemas sent, and a per-message overhead) and divides by a
+characters-per-token ratio. The ratio starts at 3.3, which errs towards counting too many,
+since code and paths run shorter than prose, and every reply whose usage reports
+``input_tokens`` corrects it (:meth:`TokenEstimator.observe`). Because the correction is
+measured on exactly the basis the estimate uses, the per-message overhead and the chat
+template's extra tokens are learned along with the tokenizer.
+
+A model's own tokenizer (``get_num_tokens_from_messages``) is deliberately not used: for
+OpenAI models it goes through tiktoken, which downloads its encodings on first use and can
+hang without a network, and for other models it falls back to a GPT-2 tokenizer that is no
+better than a learned ratio.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+
+__all__ = [
+    "INITIAL_CHARS_PER_TOKEN",
+    "MESSAGE_OVERHEAD_CHARS",
+    "Estimate",
+    "MessageCounter",
+    "TokenEstimator",
+    "estimator_for",
+    "message_chars",
+    "schema_chars",
+]
+
+INITIAL_CHARS_PER_TOKEN = 3.3
+MIN_CHARS_PER_TOKEN = 2.0
+MAX_CHARS_PER_TOKEN = 6.0
+MESSAGE_OVERHEAD_CHARS = 16
+"""Characters counted per message for its role and the chat template's markers."""
+_PREFIX_SLOTS = 2
+IMAGE_CHARS = 1_000
+"""Characters counted for an image part (a base64 payload is not text the model reads)."""
+
+
+class TokenEstimator:
+    """Characters per token, corrected by the server's own counts; safe to share.
+
+    Args:
+        chars_per_token: The starting ratio.
+        smoothing: Weight of a new observation (1.0 trusts the latest reply alone).
+    """
+
+    def __init__(
+        self, chars_per_token: float = INITIAL_CHARS_PER_TOKEN, *, smoothing: float = 0.5
+    ) -> None:
+        if not 0 < smoothing <= 1:
+            msg = f"smoothing must be in (0, 1], got {smoothing!r}"
+            raise ValueError(msg)
+        self._ratio = _clamp(chars_per_token)
+        self._smoothing = smoothing
+        self._observations = 0
+        # Concurrent runs against one endpoint share an estimator; observe is read-modify-write.
+        self._lock = threading.Lock()
+
+    @property
+    def chars_per_token(self) -> float:
+        """The current ratio, always within 2–6."""
+        return self._ratio
+
+    @property
+    def observations(self) -> int:
+        """How many server counts have corrected the ratio."""
+        return self._observations
+
+    def tokens(self, chars: int) -> int:
+        """Estimate the tokens of ``chars`` characters (rounded up)."""
+        return math.ceil(max(chars, 0) / self._ratio)
+
+    def observe(self, *, estimated_chars: int, input_tokens: int) -> float:
+        """Correct the ratio from a request of ``estimated_chars`` the server counted.
+
+        Args:
+            estimated_chars: The characters the estimate counted for the request sent.
+            input_tokens: The prompt tokens the server reported for it.
+
+        Returns:
+            The corrected ratio (unchanged when either figure is not positive).
+        """
+        if estimated_chars <= 0 or input_tokens <= 0:
+            return self._ratio
+        seen = estimated_chars / input_tokens
+        with self._lock:
+            blended = (1 - self._smoothing) * self._ratio + self._smoothing * seen
+            self._ratio = _clamp(blended)
+            self._observations += 1
+            return self._ratio
+
+
+def _clamp(ratio: float) -> float:
+    return min(max(float(ratio), MIN_CHARS_PER_TOKEN), MAX_CHARS_PER_TOKEN)
+
+
+def message_chars(message: BaseMessage) -> int:
+    """Characters one message costs: text, tool calls, tool-call id and an overhead."""
+    chars = MESSAGE_OVERHEAD_CHARS + _content_chars(message.content)
+    if message.name:
+        chars += len(message.name)
+    if isinstance(message, AIMessage):
+        for call in message.tool_calls:
+            chars += len(call["name"]) + len(_dumps(call["args"])) + len(call.get("id") or "")
+    elif isinstance(message, ToolMessage):
+        chars += len(message.tool_call_id)
+    return chars
+
+
+def _content_chars(content: str | list[str | dict[Any, Any]]) -> int:
+    if isinstance(content, str):
+        return len(content)
+    total = 0
+    for part in content:
+        if isinstance(part, str):
+            total += len(part)
+        elif isinstance(part.get("text"), str):
+            total += len(part["text"])
+        elif str(part.get("type", "")).startswith("image"):
+            total += IMAGE_CHARS
+        else:
+            total += len(_dumps(part))
+    return total
+
+
+def schema_chars(tools: Sequence[Mapping[str, Any]]) -> int:
+    """Characters of the tool schemas sent with a request (their compact JSON)."""
+    return sum(len(_dumps(tool)) for tool in tools)
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A request's size: the characters counted and the tokens they are estimated at."""
+
+    chars: int
+    tokens: int
+
+
+class MessageCounter:
+    """Counts request sizes incrementally: each message is measured once.
+
+    Counts are cached by message identity. The cache keeps a strong reference to each
+    message it measured, so an ``id()`` can never be reused by another message while its
+    count is cached; it holds at most ``max_entries`` messages, least recently used out.
+    A sequence that extends the one counted last (the loop's append-only history) costs
+    only its new messages.
+
+    Args:
+        estimator: Converts characters to tokens.
+        max_entries: Most messages whose counts are kept.
+    """
+
+    def __init__(self, estimator: TokenEstimator, *, max_entries: int = 8_192) -> None:
+        self.estimator = estimator
+        self.computations = 0
+        """How many times a message was measured (cache misses); for tests."""
+        self._max_entries = max_entries
+        self._cache: OrderedDict[int, tuple[BaseMessage, int]] = OrderedDict()
+        # The last few sequences counted (the history and the request view), with totals.
+        self._prefixes: list[tuple[list[BaseMessage], int]] = []
+        self._lock = threading.Lock()
+
+    def chars(self, message: BaseMessage) -> int:
+        """The characters of one message, measured at most once while cached."""
+        with self._lock:
+            return self._chars(message)
+
+    def total_chars(self, messages: Sequence[BaseMessage]) -> int:
+        """The characters of ``messages``; O(new messages) when it extends the last list."""
+        with self._lock:
+            total = None
+            for slot, (prefix, chars) in enumerate(self._prefixes):
+                known = len(prefix)
+                # List equality compares identities first, in C: cheap when nothing changed.
+                if len(messages) >= known and list(messages[:known]) == prefix:
+                    total = chars + sum(map(self._chars, messages[known:]))
+                    del self._prefixes[slot]
+                    break
+            if total is None:
+                total = sum(map(self._chars, messages))
+            self._prefixes.insert(0, (list(messages), total))
+            del self._prefixes[_PREFIX_SLOTS:]
+            return total
+
+    def estimate(
+        self,
+        messages: Sequence[BaseMessage],
+        tools: Sequence[Mapping[str, Any]] = (),
+        extra_chars: int = 0,
+    ) -> Estimate:
+        """Estimate a request: its messages, the tool schemas sent and any extra text."""
+        chars = self.total_chars(messages) + schema_chars(tools) + max(extra_chars, 0)
+        return Estimate(chars, self.estimator.tokens(chars))
+
+    def count_fn(
+        self, *, tools: Sequence[Mapping[str, Any]] = (), extra_chars: int = 0
+    ) -> Callable[[Sequence[BaseMessage]], int]:
+        """A ``count`` callable for :func:`leanloop.budget.fit.fit_messages`.
+
+        The schemas are measured once here, not on every call.
+        """
+        fixed = schema_chars(tools) + max(extra_chars, 0)
+
+        def count(messages: Sequence[BaseMessage]) -> int:
+            if len(messages) == 1:  # fit's per-message deltas: skip the prefix bookkeeping
+                return self.estimator.tokens(self.chars(messages[0]) + fixed)
+            return self.estimator.tokens(self.total_chars(messages) + fixed)
+
+        return count
+
+    def _chars(self, message: BaseMessage) -> int:
+        key = id(message)
+        hit = self._cache.get(key)
+        if hit is not None and hit[0] is message:
+            self._cache.move_to_end(key)
+            return hit[1]
+        chars = message_chars(message)
+        self.computations += 1
+        self._cache[key] = (message, chars)
+        if len(self._cache) > self._max_entries:
+            self._cache.popitem(last=False)
+        return chars
+
+
+_registry: dict[tuple[str, str], TokenEstimator] = {}
+_registry_lock = threading.Lock()
+
+
+def estimator_for(endpoint: str, model: str) -> TokenEstimator:
+    """The estimator shared by every run against ``model`` at ``endpoint``."""
+    key = (endpoint.rstrip("/"), model)
+    with _registry_lock:
+        estimator = _registry.get(key)
+        if estimator is None:
+            estimator = _registry[key] = TokenEstimator()
+        return estimator

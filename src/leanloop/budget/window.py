@@ -1,0 +1,357 @@
+"""How big the model's context window really is, and who said so.
+
+Resolution order, first answer wins (``Window.source`` records which):
+
+1. ``config``: ``context_window`` in the model's configuration.
+2. The server that loaded the model, asked asynchronously (1.5 s per request): llama.cpp
+   ``GET /props``, an OpenAI-compatible ``GET /v1/models`` (llama.cpp ``meta.n_ctx``, vLLM
+   ``max_model_len``), LM Studio ``GET /api/v0/models``, Ollama ``/api/ps`` then
+   ``/api/show``. Hosted OpenAI is never asked.
+3. ``profile``: LangChain's static ``model.profile["max_input_tokens"]``.
+4. A default: 128,000 tokens for a hosted API, 32,768 for a local server that will not say.
+
+A local server decides its window when it loads the model, often far below what the model
+was trained for, so only the server's own answer is trusted over the configuration. Server
+answers are cached per (endpoint, model) for 30 s and "unknown" for 3 s, so a step does not
+pay for a probe every time and a server that starts late is noticed soon.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import re
+import ssl
+import threading
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+
+__all__ = [
+    "DEFAULT_HOSTED_WINDOW",
+    "DEFAULT_LOCAL_WINDOW",
+    "OLLAMA_DEFAULT_URL",
+    "PROBE_TIMEOUT_S",
+    "SMALL_WINDOW_TOKENS",
+    "Window",
+    "WindowResolver",
+    "default_resolver",
+    "small_window_warning",
+]
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_HOSTED_WINDOW = 128_000
+"""Window assumed for a hosted API whose model profile does not say."""
+DEFAULT_LOCAL_WINDOW = 32_768
+"""Window assumed for a local server that will not say."""
+SMALL_WINDOW_TOKENS = 8_192
+"""Below this, tool use works poorly: results are trimmed almost every step."""
+PROBE_TIMEOUT_S = 1.5
+"""Seconds allowed for each request to the server."""
+OLLAMA_DEFAULT_URL = "http://127.0.0.1:11434"
+ANSWER_TTL_S = 30.0
+UNKNOWN_TTL_S = 3.0
+
+_HOSTED_OPENAI_HOST = "api.openai.com"
+_NUM_CTX = re.compile(r"^\s*num_ctx\s+(\d+)\s*$", re.MULTILINE)
+
+ClientFactory = Callable[[], httpx.AsyncClient]
+Clock = Callable[[], float]
+
+
+@dataclass(frozen=True)
+class Window:
+    """A context window in tokens and where the figure came from.
+
+    Attributes:
+        tokens: The window, in tokens (at least 1).
+        source: ``config``, ``server:llama.cpp``, ``server:openai-models``,
+            ``server:lm-studio``, ``server:ollama-ps``, ``server:ollama-show``, ``profile``,
+            ``default:hosted`` or ``default:local``.
+    """
+
+    tokens: int
+    source: str
+
+
+@dataclass(frozen=True)
+class _Probed:
+    """A server's answer (``window is None``: it would not say) and when to ask again."""
+
+    window: Window | None
+    expires: float
+
+
+def small_window_warning(window: Window) -> str | None:
+    """Return the one-line warning for a window under 8,192 tokens, else ``None``."""
+    if window.tokens >= SMALL_WINDOW_TOKENS:
+        return None
+    return (
+        f"the context window is only {window.tokens:,} tokens ({window.source}); tools work "
+        f"poorly below {SMALL_WINDOW_TOKENS:,} and old results will be trimmed often; raise the "
+        "server's context if you can (llama-server --ctx-size 16384, Ollama num_ctx 16384 "
+        "in a Modelfile or the request options, LM Studio's context length setting)"
+    )
+
+
+class WindowResolver:
+    """Resolves context windows, caching server answers per (endpoint, model).
+
+    Args:
+        clock: Monotonic seconds; inject a fake one in tests.
+        client_factory: Builds the ``httpx.AsyncClient`` used for one resolution's probes.
+        answer_ttl: Seconds a server's answer is reused.
+        unknown_ttl: Seconds a server's silence is reused.
+        timeout: Seconds allowed for each request to the server.
+    """
+
+    def __init__(
+        self,
+        *,
+        clock: Clock = time.monotonic,
+        client_factory: ClientFactory | None = None,
+        answer_ttl: float = ANSWER_TTL_S,
+        unknown_ttl: float = UNKNOWN_TTL_S,
+        timeout: float = PROBE_TIMEOUT_S,
+    ) -> None:
+        self._clock = clock
+        self._client_factory = client_factory or _default_client
+        self._answer_ttl = answer_ttl
+        self._unknown_ttl = unknown_ttl
+        self._timeout = timeout
+        self._cache: dict[tuple[str, str, str], _Probed] = {}
+        # Resolutions from several event loops or threads may share one resolver.
+        self._lock = threading.Lock()
+
+    async def resolve(
+        self,
+        *,
+        configured: int | None,
+        provider: str | None,
+        base_url: str | None,
+        model_name: str | None,
+        profile: Mapping[str, Any] | None,
+        api_key: str | None = None,
+    ) -> Window:
+        """Return the model's window, by the order in the module docstring.
+
+        Args:
+            configured: ``context_window`` from the configuration, if set.
+            provider: ``openai``, ``ollama``, ``openai-compatible`` or ``None`` (a class path).
+            base_url: The server's base URL, if any.
+            model_name: The model name the server knows.
+            profile: The chat model's ``profile`` mapping, if any.
+            api_key: Sent as a bearer token to servers that want one; never logged.
+
+        Raises:
+            ValueError: ``configured`` is zero or negative.
+        """
+        if configured is not None:
+            if isinstance(configured, bool) or configured < 1:
+                msg = f"context_window must be a positive number of tokens, got {configured!r}"
+                raise ValueError(msg)
+            return Window(configured, "config")
+        local = _is_local(provider, base_url)
+        if local:
+            found = await self._probe_cached(provider, base_url, model_name or "", api_key)
+            if found is not None:
+                return found
+        from_profile = _positive_int((profile or {}).get("max_input_tokens"))
+        if from_profile is not None:
+            return Window(from_profile, "profile")
+        if local:
+            return Window(DEFAULT_LOCAL_WINDOW, "default:local")
+        return Window(DEFAULT_HOSTED_WINDOW, "default:hosted")
+
+    def clear(self) -> None:
+        """Forget every cached server answer."""
+        with self._lock:
+            self._cache.clear()
+
+    async def _probe_cached(
+        self, provider: str | None, base_url: str | None, model: str, api_key: str | None
+    ) -> Window | None:
+        ollama = provider == "ollama"
+        base = (base_url or OLLAMA_DEFAULT_URL).rstrip("/")
+        key = (provider or "", base, model)
+        now = self._clock()
+        with self._lock:
+            cached = self._cache.get(key)
+        if cached is not None and cached.expires > now:
+            return cached.window
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        async with self._client_factory() as client:
+            probe = _Probe(client, base=base, model=model, headers=headers, timeout=self._timeout)
+            found = await (probe.ollama() if ollama else probe.openai_compatible())
+        # An Ollama answer read from /api/show describes a model that is not loaded yet;
+        # ask again soon, since /api/ps knows better once it is.
+        provisional = found is None or found.source == "server:ollama-show"
+        ttl = self._unknown_ttl if provisional else self._answer_ttl
+        with self._lock:
+            self._cache[key] = _Probed(found, self._clock() + ttl)
+        logger.debug("window probe %s model=%r: %s", base, model, found)
+        return found
+
+
+class _Probe:
+    """The requests of one resolution against one server; every failure means "unknown"."""
+
+    def __init__(
+        self,
+        client: httpx.AsyncClient,
+        *,
+        base: str,
+        model: str,
+        headers: Mapping[str, str],
+        timeout: float,
+    ) -> None:
+        self._client = client
+        self._base = base
+        self._root = base.removesuffix("/v1")
+        self._model = model
+        self._headers = dict(headers)
+        self._timeout = timeout
+
+    async def openai_compatible(self) -> Window | None:
+        """Ask every kind of local server at once; the first in priority order wins."""
+        answers = await asyncio.gather(
+            self._llama_props(),
+            self._openai_models(),
+            self._lm_studio(),
+            self.ollama(),
+        )
+        return next((answer for answer in answers if answer is not None), None)
+
+    async def ollama(self) -> Window | None:
+        """Ollama: the loaded model's ``/api/ps`` entry, else ``/api/show``."""
+        running, shown = await asyncio.gather(self._ollama_ps(), self._ollama_show())
+        return running or shown
+
+    async def _llama_props(self) -> Window | None:
+        body = await self._json("GET", f"{self._root}/props")
+        if not isinstance(body, Mapping):
+            return None
+        settings = body.get("default_generation_settings")
+        n_ctx = settings.get("n_ctx") if isinstance(settings, Mapping) else None
+        return _window(n_ctx if n_ctx is not None else body.get("n_ctx"), "server:llama.cpp")
+
+    async def _openai_models(self) -> Window | None:
+        entry = _pick(await self._json("GET", f"{self._base}/models"), "data", self._model)
+        if entry is None:
+            return None
+        meta = entry.get("meta")
+        n_ctx = meta.get("n_ctx") if isinstance(meta, Mapping) else None
+        value = n_ctx if n_ctx is not None else entry.get("max_model_len")
+        return _window(value, "server:openai-models")
+
+    async def _lm_studio(self) -> Window | None:
+        entry = _pick(await self._json("GET", f"{self._root}/api/v0/models"), "data", self._model)
+        return _window(entry and entry.get("loaded_context_length"), "server:lm-studio")
+
+    async def _ollama_ps(self) -> Window | None:
+        url = f"{self._root}/api/ps"
+        body = await self._json("GET", url, retry_post=True)
+        entry = _pick(body, "models", self._model)
+        return _window(entry and entry.get("context_length"), "server:ollama-ps")
+
+    async def _ollama_show(self) -> Window | None:
+        if not self._model:
+            return None
+        body = await self._json("POST", f"{self._root}/api/show", json={"model": self._model})
+        if not isinstance(body, Mapping):
+            return None
+        parameters = body.get("parameters")
+        if isinstance(parameters, str) and (match := _NUM_CTX.search(parameters)):
+            return _window(int(match.group(1)), "server:ollama-show")
+        info = body.get("model_info")
+        if not isinstance(info, Mapping):
+            return None
+        arch = info.get("general.architecture")
+        return _window(info.get(f"{arch}.context_length"), "server:ollama-show")
+
+    async def _json(
+        self, method: str, url: str, *, json: Any = None, retry_post: bool = False
+    ) -> Any:
+        """The decoded JSON body of a 2xx answer, or ``None`` for anything else."""
+        try:
+            async with asyncio.timeout(self._timeout):
+                response = await self._send(method, url, json)
+                if response.status_code == httpx.codes.METHOD_NOT_ALLOWED and retry_post:
+                    response = await self._send("POST", url, json)
+        except (TimeoutError, httpx.HTTPError, OSError) as exc:
+            logger.debug("window probe %s %s failed: %s", method, url, type(exc).__name__)
+            return None
+        if not response.is_success:
+            return None
+        try:
+            return response.json()
+        except ValueError:
+            return None
+
+    def _send(self, method: str, url: str, json: Any) -> Awaitable[httpx.Response]:
+        return self._client.request(method, url, json=json, headers=self._headers)
+
+
+@functools.cache
+def _ssl_context() -> ssl.SSLContext:
+    # Loading the CA bundle costs ~0.1 s; one shared context keeps a probe cheap.
+    return httpx.create_ssl_context()
+
+
+def _default_client() -> httpx.AsyncClient:
+    return httpx.AsyncClient(timeout=PROBE_TIMEOUT_S, verify=_ssl_context())
+
+
+def _is_local(provider: str | None, base_url: str | None) -> bool:
+    """Whether a server of our own may be asked (hosted OpenAI and class paths are not)."""
+    if provider == "ollama":
+        return True
+    if not base_url:
+        return False
+    host = urlsplit(base_url).hostname or ""
+    return host != _HOSTED_OPENAI_HOST
+
+
+def _pick(body: Any, key: str, model: str) -> Mapping[str, Any] | None:
+    """The entry of ``body[key]`` naming ``model``, or the only entry; ``None`` otherwise."""
+    if not isinstance(body, Mapping):
+        return None
+    entries = [e for e in body.get(key) or () if isinstance(e, Mapping)]
+    names = ("id", "name", "model")
+    for entry in entries:
+        known = {str(entry.get(n)) for n in names if entry.get(n) is not None}
+        if model and (model in known or f"{model}:latest" in known):
+            return entry
+    return entries[0] if len(entries) == 1 else None
+
+
+def _positive_int(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return value if isinstance(value, int) and value > 0 else None
+
+
+def _window(value: Any, source: str) -> Window | None:
+    tokens = _positive_int(value)
+    return Window(tokens, source) if tokens is not None else None
+
+
+_default: WindowResolver | None = None
+_default_lock = threading.Lock()
+
+
+def default_resolver() -> WindowResolver:
+    """The process-wide resolver, so every agent shares one cache."""
+    global _default  # noqa: PLW0603 - a lazily built process-wide singleton
+    with _default_lock:
+        if _default is None:
+            _default = WindowResolver()
+        return _default
