@@ -1,0 +1,160 @@
+"""The normative marker format of a pruning answer: parse it, build it, keep it unforgeable.
+
+The pruning model answers::
+
+    [PRUNE_INFO_START]
+    what was kept and removed, with character counts
+    [PRUNE_INFO_END]
+    [PRUNE_OUTPUT_START]
+    the extracted content
+    [PRUNE_OUTPUT_END]
+
+:func:`parse_prune_response` reads such an answer tolerantly, in one pass over its lines.
+A marker counts only at the start of a line (after optional whitespace), so a marker
+quoted inside a line is content. The four marker strings are reserved: a tool output
+that contains one is passed through :func:`escape_reserved` before the pruning model
+sees it, and what is kept goes through :func:`restore_reserved`, so tool output can
+neither end a block early nor forge one.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+__all__ = [
+    "INFO_END",
+    "INFO_START",
+    "OUTPUT_END",
+    "OUTPUT_START",
+    "RESERVED_MARKERS",
+    "PruneFormatError",
+    "PruneParse",
+    "escape_reserved",
+    "format_pruned",
+    "parse_prune_response",
+    "restore_reserved",
+]
+
+INFO_START = "[PRUNE_INFO_START]"
+INFO_END = "[PRUNE_INFO_END]"
+OUTPUT_START = "[PRUNE_OUTPUT_START]"
+OUTPUT_END = "[PRUNE_OUTPUT_END]"
+RESERVED_MARKERS = (INFO_START, INFO_END, OUTPUT_START, OUTPUT_END)
+"""The four reserved marker strings."""
+
+# Escaping adds one backslash after the bracket of a marker that already has any number
+# of them (zero included), and restoring removes one. That is a bijection, so a tool
+# output that itself contains "[\PRUNE_OUTPUT_END]" survives the round trip unchanged,
+# and escaped text never contains a bare marker. Both patterns are linear: the
+# backslash run is followed by a literal "P", so there is nothing to backtrack into.
+_NAMES = r"PRUNE_(?:INFO|OUTPUT)_(?:START|END)\]"
+_ESCAPE = re.compile(r"\[(\\*" + _NAMES + ")")
+_RESTORE = re.compile(r"\[\\(\\*" + _NAMES + ")")
+_FENCE = re.compile(r"\s*(```|~~~)\S*\s*")
+
+
+class PruneFormatError(ValueError):
+    """A pruning answer has no ``[PRUNE_OUTPUT_START]`` block."""
+
+
+@dataclass(frozen=True)
+class PruneParse:
+    """The blocks read from a pruning answer."""
+
+    info: str | None
+    """The INFO blocks' text, stripped; ``None`` when the answer had none."""
+    output: str
+    """The OUTPUT blocks' text joined in order with newlines (still escaped)."""
+
+
+def escape_reserved(text: str) -> str:
+    """Escape every reserved marker in ``text`` so it cannot act as a marker.
+
+    ``[PRUNE_OUTPUT_END]`` becomes ``[\\PRUNE_OUTPUT_END]``; a backslash already there
+    gets one more, so :func:`restore_reserved` undoes exactly this.
+    """
+    return _ESCAPE.sub(r"[\\\1", text)
+
+
+def restore_reserved(text: str) -> str:
+    """Undo :func:`escape_reserved`."""
+    return _RESTORE.sub(r"[\1", text)
+
+
+def _marker_at_start(line: str) -> tuple[str, str] | None:
+    """The marker a line starts with (after whitespace) and the rest of the line."""
+    stripped = line.lstrip()
+    if not stripped.startswith("[PRUNE_"):
+        return None
+    for marker in RESERVED_MARKERS:
+        if stripped.startswith(marker):
+            return marker, stripped[len(marker) :]
+    return None
+
+
+def parse_prune_response(text: str) -> PruneParse:
+    """Read the INFO and OUTPUT blocks of a pruning answer.
+
+    Tolerant of what models do: prose and code fences outside the blocks are ignored;
+    a block whose END marker is missing runs to the next START marker or to the end (a
+    trailing code fence is then dropped); the INFO block may be missing; several OUTPUT
+    blocks are joined in order with newlines. Text after a START marker on the same line
+    is the block's first line. Runs in time linear in ``len(text)``.
+
+    Args:
+        text: The pruning model's answer.
+
+    Returns:
+        The parsed blocks.
+
+    Raises:
+        PruneFormatError: The answer has no OUTPUT block.
+    """
+    infos: list[list[str]] = []
+    outputs: list[list[str]] = []
+    current: list[str] | None = None
+    for line in text.split("\n"):
+        found = _marker_at_start(line)
+        if found is None:
+            if current is not None:
+                current.append(line)
+            continue
+        marker, rest = found
+        if marker in (INFO_END, OUTPUT_END):
+            current = None
+            continue
+        current = []
+        (infos if marker == INFO_START else outputs).append(current)
+        if rest.strip():
+            current.append(rest.lstrip())
+    if not outputs:
+        msg = f"the pruning answer has no {OUTPUT_START} block"
+        raise PruneFormatError(msg)
+    if current is not None:  # the last block ran to the end of the answer
+        _drop_closing_fence(current)
+    info = "\n".join("\n".join(block) for block in infos).strip() if infos else None
+    return PruneParse(info=info, output="\n".join("\n".join(block) for block in outputs))
+
+
+def _drop_closing_fence(lines: list[str]) -> None:
+    while lines and not lines[-1].strip():
+        lines.pop()
+    if lines and _FENCE.fullmatch(lines[-1]):
+        lines.pop()
+        while lines and not lines[-1].strip():
+            lines.pop()
+
+
+def format_pruned(info: str, output: str) -> str:
+    """Build the tool message text of a pruned output, with both blocks.
+
+    Args:
+        info: What was kept and removed (one or more lines).
+        output: The kept content; may be empty.
+
+    Returns:
+        The INFO block followed by the OUTPUT block.
+    """
+    body = f"{output}\n" if output else ""
+    return f"{INFO_START}\n{info}\n{INFO_END}\n{OUTPUT_START}\n{body}{OUTPUT_END}"
