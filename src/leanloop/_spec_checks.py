@@ -1,0 +1,230 @@
+"""Checks of an agents file that a JSON Schema cannot express.
+
+Cross-field rules of a model, references to named models, tools that must import,
+workspaces that must exist. They run even when the schema found problems, on every
+value of the right type that the schema did not already reject, so that one
+``validate`` shows every mistake of the file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.tools import BaseTool
+
+from leanloop._imports import ImportPathError, import_object, is_import_path
+from leanloop._spec_report import Problem, Reporter, did_you_mean
+from leanloop._yamlsource import KeyPath
+from leanloop.tools.names import BUILTIN_TOOLS
+
+__all__ = ["resolve_workspace", "semantic_problems"]
+
+_NEEDS_MODEL = ("ollama", "openai-compatible")
+
+
+def resolve_workspace(text: str, base_dir: Path) -> Path:
+    """The absolute workspace folder for ``text``, relative to ``base_dir``."""
+    path = Path(text).expanduser()
+    return (path if path.is_absolute() else base_dir / path).resolve()
+
+
+@dataclass(slots=True)
+class _Checker:
+    reporter: Reporter
+    base_dir: Path
+    rejected: set[KeyPath]
+    """Paths the schema already reported: not judged twice."""
+    models: Mapping[str, Any] = field(default_factory=dict)
+    problems: list[Problem] = field(default_factory=list)
+
+    def judges(self, path: KeyPath) -> bool:
+        """Whether the value at ``path`` is this checker's to judge (the schema passed it)."""
+        return path not in self.rejected
+
+    def add(self, path: KeyPath, message: str, *, at_key: bool = False) -> None:
+        self.problems.append(Problem(path, message, at="key" if at_key else "value"))
+
+
+def semantic_problems(
+    data: Mapping[str, Any], reporter: Reporter, *, base_dir: Path, rejected: set[KeyPath]
+) -> list[Problem]:
+    """Every cross-field, reference, import and filesystem problem in ``data``.
+
+    Args:
+        data: The interpolated document (possibly with schema problems).
+        reporter: Shows values without secrets.
+        base_dir: The folder relative workspaces resolve against.
+        rejected: Paths the schema already reported.
+    """
+    checker = _Checker(reporter, base_dir, rejected)
+    models = data.get("models")
+    if isinstance(models, Mapping) and checker.judges(("models",)):
+        checker.models = models
+        for name, model in models.items():
+            _check_model(checker, model, ("models", name))
+    agents = data.get("agents")
+    if isinstance(agents, Mapping) and checker.judges(("agents",)):
+        for name, agent in agents.items():
+            if isinstance(agent, Mapping) and checker.judges(("agents", name)):
+                _check_agent(checker, agent, ("agents", name))
+    return checker.problems
+
+
+def _check_agent(checker: _Checker, agent: Mapping[str, Any], path: KeyPath) -> None:
+    for key in ("model", "pruning_model"):
+        value, where = agent.get(key), (*path, key)
+        if isinstance(value, str) and checker.judges(where):
+            _check_reference(checker, value, where)
+        elif isinstance(value, Mapping) and checker.judges(where):
+            _check_model(checker, value, where)
+    tool_names, tools_ok = _check_tools(checker, agent, path)
+    _check_workspace(checker, agent, path)
+    pruning_tools = agent.get("pruning_tools")
+    if tools_ok and (isinstance(pruning_tools, list) and checker.judges((*path, "pruning_tools"))):
+        _check_pruning_tools(checker, pruning_tools, tool_names, (*path, "pruning_tools"))
+
+
+def _check_reference(checker: _Checker, name: str, path: KeyPath) -> None:
+    if name in checker.models:
+        return
+    shown = checker.reporter.show(name, path)
+    if not checker.models:
+        hint = " (this file declares no models: add it under 'models', or write it inline)"
+    else:
+        hint = "" if checker.reporter.is_secret(path) else did_you_mean(name, checker.models)
+    checker.add(path, f"unknown model {shown}{hint}")
+
+
+def _check_model(checker: _Checker, model: Any, path: KeyPath) -> None:
+    if not (isinstance(model, Mapping) and checker.judges(path)):
+        return
+    provider = model.get("provider")
+    if "provider" in model and "class" in model:
+        checker.add((*path, "class"), "set 'provider' or 'class', not both", at_key=True)
+    elif "provider" not in model and "class" not in model:
+        message = "a model needs 'provider' (openai, ollama, openai-compatible) or 'class'"
+        checker.add(path, message, at_key=True)
+    if "kwargs" in model and "class" not in model:
+        checker.add((*path, "kwargs"), "'kwargs' is only for a 'class' model", at_key=True)
+    if provider in _NEEDS_MODEL and "model" not in model:
+        message = f"an {provider!r} model needs 'model' (the name the server knows)"
+        checker.add(path, message, at_key=True)
+    if provider == "openai-compatible" and "base_url" not in model:
+        checker.add(path, "an 'openai-compatible' model needs 'base_url'", at_key=True)
+    class_path = model.get("class")
+    if isinstance(class_path, str) and checker.judges((*path, "class")):
+        _check_model_class(checker, class_path, (*path, "class"))
+
+
+def _check_model_class(checker: _Checker, class_path: str, path: KeyPath) -> None:
+    try:
+        obj = import_object(class_path)
+    except ImportPathError as exc:
+        checker.add(path, _import_failure(checker, exc, path))
+        return
+    if not (isinstance(obj, type) and issubclass(obj, BaseChatModel)):
+        shown = checker.reporter.show(class_path, path)
+        checker.add(path, f"{shown} is not a chat model class (a subclass of BaseChatModel)")
+
+
+def _import_failure(checker: _Checker, exc: ImportPathError, path: KeyPath) -> str:
+    return (
+        "the import path *** cannot be imported" if checker.reporter.is_secret(path) else str(exc)
+    )
+
+
+def _check_tools(
+    checker: _Checker, agent: Mapping[str, Any], path: KeyPath
+) -> tuple[set[str], bool]:
+    """Check each tool; return the agent's tool names and whether all of them resolved."""
+    tools = agent.get("tools", [])
+    if not (isinstance(tools, list) and checker.judges((*path, "tools"))):
+        return set(), False
+    names: set[str] = set()
+    builtins: list[tuple[int, str]] = []
+    resolved = True
+    for index, tool in enumerate(tools):
+        where = (*path, "tools", index)
+        if not (isinstance(tool, str) and checker.judges(where)):
+            continue
+        if tool in BUILTIN_TOOLS:
+            builtins.append((index, tool))
+            names.add(tool)
+            continue
+        name = _tool_name(checker, tool, where)
+        resolved = resolved and name is not None
+        names.update([name] if name else [])
+    if builtins and "workspace" not in agent:
+        listed = ", ".join(repr(name) for _, name in builtins)
+        which = "tool" if len(builtins) == 1 else "tools"
+        verb = "needs" if len(builtins) == 1 else "need"
+        where = (*path, "tools", builtins[0][0])
+        checker.add(where, f"the built-in {which} {listed} {verb} a 'workspace' folder")
+    return names, resolved
+
+
+def _tool_name(checker: _Checker, tool: str, path: KeyPath) -> str | None:
+    """The name the tool at ``path`` will have, or ``None`` after reporting why it has none."""
+    shown = checker.reporter.show(tool, path)
+    if not is_import_path(tool):
+        hint = "" if checker.reporter.is_secret(path) else did_you_mean(tool, BUILTIN_TOOLS)
+        builtin = ", ".join(BUILTIN_TOOLS)
+        message = (
+            f"unknown tool {shown}{hint}; the built-in tools are {builtin}, "
+            "other tools are import paths 'package.module:name'"
+        )
+        checker.add(path, message)
+        return None
+    try:
+        obj = import_object(tool)
+    except ImportPathError as exc:
+        checker.add(path, _import_failure(checker, exc, path))
+        return None
+    if isinstance(obj, BaseTool):
+        return obj.name
+    if callable(obj) and not isinstance(obj, type):
+        return str(getattr(obj, "__name__", tool.rpartition(":")[2].rpartition(".")[2]))
+    what = "a class" if isinstance(obj, type) else f"a {type(obj).__name__}"
+    checker.add(path, f"{shown} is {what}, not a tool (a LangChain BaseTool or a function)")
+    return None
+
+
+def _check_workspace(checker: _Checker, agent: Mapping[str, Any], path: KeyPath) -> None:
+    where = (*path, "workspace")
+    text = agent.get("workspace")
+    if not (isinstance(text, str) and checker.judges(where)) or not text:
+        return
+    folder = resolve_workspace(text, checker.base_dir)
+    if checker.reporter.is_secret(where):
+        shown = "the workspace folder"
+    else:
+        shown = repr(text) if str(folder) == text else f"{text!r} ({folder})"
+    if not folder.exists():
+        checker.add(where, f"{shown} does not exist")
+    elif not folder.is_dir():
+        checker.add(where, f"{shown} is not a folder")
+
+
+def _check_pruning_tools(
+    checker: _Checker, entries: list[Any], tool_names: set[str], path: KeyPath
+) -> None:
+    for index, entry in _strings(entries, path, checker):
+        if entry in tool_names:
+            continue
+        where = (*path, index)
+        shown = checker.reporter.show(entry, where)
+        if not tool_names:
+            checker.add(where, f"{shown} is not one of this agent's tools (it has none)")
+        else:
+            hint = did_you_mean(entry, tool_names)
+            checker.add(where, f"{shown} is not one of this agent's tools{hint}")
+
+
+def _strings(entries: list[Any], path: KeyPath, checker: _Checker) -> Iterator[tuple[int, str]]:
+    for index, entry in enumerate(entries):
+        if isinstance(entry, str) and checker.judges((*path, index)):
+            yield index, entry

@@ -1,0 +1,149 @@
+"""The agents-file JSON Schema: loading it, validating with it, and saying what failed.
+
+jsonschema's own messages quote whole instances and speak in JSON terms; users wrote
+YAML, so each kind of failure is rephrased here in one short line, with the offending
+key or value located and secrets hidden.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import json
+import re
+from collections.abc import Iterator
+from importlib import resources
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import ValidationError
+
+from leanloop._spec_report import Problem, Reporter, did_you_mean
+
+__all__ = ["agent_defaults", "agent_schema", "schema_problems"]
+
+_TYPE_WORDS = {
+    "string": "a string",
+    "integer": "an integer",
+    "number": "a number",
+    "boolean": "true or false",
+    "object": "a mapping",
+    "array": "a list",
+    "null": "nothing",
+}
+
+
+@functools.cache
+def _schema() -> dict[str, Any]:
+    text = resources.files("leanloop").joinpath("schema/agent.schema.json").read_text("utf-8")
+    schema: dict[str, Any] = json.loads(text)
+    return schema
+
+
+@functools.cache
+def _validator() -> Draft202012Validator:
+    return Draft202012Validator(_schema())
+
+
+def agent_schema() -> dict[str, Any]:
+    """Return the JSON Schema of agents files (a copy: changing it changes nothing).
+
+    The file is read once; ``leanloop/schema/agent.schema.json`` is the single source
+    of the format and of its defaults.
+    """
+    return copy.deepcopy(_schema())
+
+
+def agent_defaults() -> dict[str, Any]:
+    """The schema's ``default`` of every agent key that has one."""
+    properties: dict[str, Any] = _schema()["$defs"]["agent"]["properties"]
+    return {key: copy.deepcopy(p["default"]) for key, p in properties.items() if "default" in p}
+
+
+def schema_problems(data: Any, reporter: Reporter) -> list[Problem]:
+    """Every schema violation in ``data``, each as one located, human problem."""
+    problems: list[Problem] = []
+    for error in _validator().iter_errors(data):
+        problems.extend(_translate(error, reporter))
+    return problems
+
+
+def _translate(error: ValidationError, reporter: Reporter) -> Iterator[Problem]:
+    path = tuple(error.absolute_path)
+    if "propertyNames" in error.absolute_schema_path:
+        yield _bad_name(path, error.instance)
+        return
+    kind = str(error.validator)
+    instance: Any = error.instance  # the offending JSON value, whatever its type
+    if kind == "additionalProperties":
+        yield from _unknown_keys(path, instance, error.schema)
+    elif kind == "required":
+        for key in _keyword_value(error):
+            if key not in instance:
+                yield Problem(path, f"missing required key {key!r}", at="key")
+    elif kind == "uniqueItems":
+        yield from _repeated_items(path, instance, reporter)
+    else:
+        yield Problem(path, _value_message(error, path, reporter))
+
+
+def _keyword_value(error: ValidationError) -> Any:
+    # The failed keyword's value from our own schema (a bound, a list of names …);
+    # jsonschema types it loosely because it can be any JSON value.
+    return error.validator_value
+
+
+def _bad_name(path: tuple[str | int, ...], name: object) -> Problem:
+    message = (
+        f"{name!r} is not a valid name: use letters, digits, '_' and '-', "
+        "starting with a letter or '_'"
+    )
+    return Problem((*path, str(name)), message, at="key")
+
+
+def _unknown_keys(
+    path: tuple[str | int, ...], instance: dict[str, Any], schema: object
+) -> Iterator[Problem]:
+    known = list(schema.get("properties", {})) if isinstance(schema, dict) else []
+    patterns = list(schema.get("patternProperties", {})) if isinstance(schema, dict) else []
+    for key in instance:
+        if key not in known and not any(re.search(p, str(key)) for p in patterns):
+            yield Problem((*path, key), f"unknown key {key!r}{did_you_mean(key, known)}", at="key")
+
+
+def _repeated_items(
+    path: tuple[str | int, ...], items: list[Any], reporter: Reporter
+) -> Iterator[Problem]:
+    seen: list[Any] = []
+    for index, item in enumerate(items):
+        if item in seen:
+            where = (*path, index)
+            yield Problem(where, f"{reporter.show(item, where)} is listed more than once")
+        seen.append(item)
+
+
+def _value_message(error: ValidationError, path: tuple[str | int, ...], reporter: Reporter) -> str:
+    shown = reporter.show(error.instance, path)
+    limit = _keyword_value(error)
+    kind = str(error.validator)
+    if kind == "type":
+        wanted = [limit] if isinstance(limit, str) else list(limit)
+        got = "nothing" if error.instance is None else shown
+        hint = " (a ${...} value is always a string)" if path in reporter.secrets else ""
+        return f"expected {' or '.join(_TYPE_WORDS[w] for w in wanted)}, got {got}{hint}"
+    if kind == "enum":
+        options = ", ".join(repr(option) for option in limit)
+        if error.instance is None:
+            return f"expected one of {options}, got nothing"
+        close = "" if reporter.is_secret(path) else did_you_mean(str(error.instance), limit)
+        return f"{shown} is not one of {options}{close}"
+    messages = {
+        "const": f"must be {json.dumps(limit)}, got {shown}",
+        "minimum": f"{shown} is less than the minimum of {limit}",
+        "maximum": f"{shown} is greater than the maximum of {limit}",
+        "exclusiveMinimum": f"{shown} must be greater than {limit}",
+        "minLength": "must not be empty",
+        "minProperties": "needs at least one agent" if path == ("agents",) else "must not be empty",
+        "pattern": f"{shown} is not an import path of the form 'package.module:name'",
+    }
+    return messages.get(kind, "is not valid" if reporter.is_secret(path) else error.message)

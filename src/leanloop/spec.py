@@ -1,0 +1,284 @@
+"""Agents files (YAML) → validated :class:`~leanloop.config.AgentSpec` values.
+
+Loading goes: read the text → parse it safely, keeping the position of every key
+and value → interpolate ``${VAR}`` references → validate against the JSON Schema
+(``schema/agent.schema.json``, the single source of the format and its defaults) →
+check what a schema cannot (references, imports, folders) → build the specs.
+
+Every user mistake ends as one :class:`~leanloop.exceptions.SpecError` that lists
+all problems of the file, each as ``file:line:column: key.path: message``::
+
+    agents.yaml:14:27: agents.reader.token_budget_percent: 1.5 is greater than the maximum of 1
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from leanloop._spec_checks import resolve_workspace, semantic_problems
+from leanloop._spec_env import interpolate
+from leanloop._spec_report import Problem, Reporter
+from leanloop._spec_schema import agent_defaults, agent_schema, schema_problems
+from leanloop._yamlsource import KeyPath, Mark, parse_yaml
+from leanloop.config import AgentSpec, ModelSpec
+from leanloop.exceptions import SpecError, SpecIssue
+
+__all__ = ["agent_schema", "load_specs", "load_specs_from_dict", "load_specs_from_text"]
+
+logger = logging.getLogger(__name__)
+
+_TOP_LEVEL = "a mapping with 'version' and 'agents'"
+
+
+def load_specs(
+    path: str | os.PathLike[str], *, environ: Mapping[str, str] | None = None
+) -> dict[str, AgentSpec]:
+    """Load and validate every agent of an agents file.
+
+    Args:
+        path: The YAML file. Relative workspaces resolve against its folder.
+        environ: Where ``${VAR}`` references are looked up; ``os.environ`` by default.
+
+    Returns:
+        The agents by name, in file order.
+
+    Raises:
+        SpecError: Listing every problem of the file, located (also for a missing,
+            unreadable or non-UTF-8 file).
+    """
+    file = Path(path)
+    source = os.fspath(path)
+    text = _read_text(file, source)
+    base_dir = file.absolute().parent
+    return _load_text(text, source=source, base_dir=base_dir, environ=environ, file=file)
+
+
+def load_specs_from_text(
+    text: str,
+    *,
+    source: str = "<string>",
+    base_dir: Path | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> dict[str, AgentSpec]:
+    """Load and validate every agent of YAML text.
+
+    Args:
+        text: The YAML document.
+        source: The name errors give the text.
+        base_dir: What relative workspaces resolve against; the working folder by default.
+        environ: Where ``${VAR}`` references are looked up; ``os.environ`` by default.
+
+    Returns:
+        The agents by name, in document order.
+
+    Raises:
+        SpecError: Listing every problem, located.
+    """
+    return _load_text(text, source=source, base_dir=base_dir, environ=environ, file=None)
+
+
+def load_specs_from_dict(
+    data: Mapping[str, Any],
+    *,
+    source: str = "<dict>",
+    base_dir: Path | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> dict[str, AgentSpec]:
+    """Validate an agents document that is already Python data (same rules as a file).
+
+    Args:
+        data: The document: ``{"version": 1, "agents": {...}}``.
+        source: The name errors give the data.
+        base_dir: What relative workspaces resolve against; the working folder by default.
+        environ: Where ``${VAR}`` references are looked up; ``os.environ`` by default.
+
+    Returns:
+        The agents by name, in mapping order.
+
+    Raises:
+        SpecError: Listing every problem (without line numbers: data has none).
+    """
+    if not isinstance(data, Mapping):
+        raise _single(source, None, f"expected {_TOP_LEVEL}, got {type(data).__name__}")
+    reporter = Reporter(source)
+    return _validate_and_build(data, reporter, [], base_dir=base_dir, environ=environ, file=None)
+
+
+def _single(source: str, mark: Mark | None, message: str) -> SpecError:
+    """A SpecError for a problem that stops loading at once (nothing else can be read)."""
+    line, column = (mark.line, mark.column) if mark else (None, None)
+    return SpecError([SpecIssue(source, line, column, "", message)])
+
+
+def _read_text(file: Path, source: str) -> str:
+    try:
+        if file.is_dir():
+            raise _single(source, None, "is a folder, not an agents file")
+        raw = file.read_bytes()
+    except FileNotFoundError:
+        raise _single(source, None, "no such file") from None
+    except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the name
+        reason = getattr(exc, "strerror", None) or exc
+        raise _single(source, None, f"cannot read the file ({reason})") from None
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
+        message = f"is not UTF-8 text (byte 0x{raw[exc.start]:02x})"
+        raise _single(source, Mark(line, column), message) from None
+
+
+def _load_text(
+    text: str,
+    *,
+    source: str,
+    base_dir: Path | None,
+    environ: Mapping[str, str] | None,
+    file: Path | None,
+) -> dict[str, AgentSpec]:
+    try:
+        data, positions, found = parse_yaml(text)
+    except yaml.MarkedYAMLError as exc:
+        raise _yaml_error(exc, source) from None
+    except yaml.reader.ReaderError as exc:  # a control character in the text
+        at = _text_mark(text, exc.position)
+        message = f"invalid YAML: character #x{exc.character:04x} is not allowed in YAML"
+        raise _single(source, at, message) from None
+    except yaml.YAMLError as exc:  # pragma: no cover - every YAMLError PyYAML raises is above
+        raise _single(source, None, f"invalid YAML: {exc}") from None
+    except RecursionError:
+        raise _single(source, None, "invalid YAML: nested too deeply") from None
+    reporter = Reporter(source, positions)
+    problems = [Problem(p.path, p.message, mark=p.mark) for p in found]
+    if data is None and problems:  # the walk stopped (an alias bomb, a bad tag)
+        raise SpecError(reporter.issues(problems))
+    if data is None:
+        raise _single(source, Mark(1, 1), f"the file is empty; expected {_TOP_LEVEL}")
+    if not isinstance(data, dict):
+        shown = "a list" if isinstance(data, list) else repr(data)
+        raise _single(source, positions.value(()), f"expected {_TOP_LEVEL}, got {shown}")
+    return _validate_and_build(
+        data, reporter, problems, base_dir=base_dir, environ=environ, file=file
+    )
+
+
+def _text_mark(text: str, offset: int) -> Mark:
+    line_start = text.rfind("\n", 0, offset) + 1
+    return Mark(text.count("\n", 0, offset) + 1, offset - line_start + 1)
+
+
+def _yaml_error(exc: yaml.MarkedYAMLError, source: str) -> SpecError:
+    mark = exc.problem_mark or exc.context_mark
+    problem = exc.problem or exc.context or "unreadable YAML"
+    context = f" ({exc.context})" if exc.context and exc.problem else ""
+    return _single(source, Mark.of(mark) if mark else None, f"invalid YAML: {problem}{context}")
+
+
+def _validate_and_build(
+    data: Mapping[str, Any],
+    reporter: Reporter,
+    problems: list[Problem],
+    *,
+    base_dir: Path | None,
+    environ: Mapping[str, str] | None,
+    file: Path | None,
+) -> dict[str, AgentSpec]:
+    resolved = interpolate(data, environ=os.environ if environ is None else environ)
+    reporter.secrets = resolved.secrets
+    problems += [Problem(path, message) for path, message in resolved.problems]
+    from_schema = schema_problems(resolved.data, reporter)
+    # Problems at a key (an unknown key, a bad name) leave its value open to the checks.
+    rejected = {p.path for p in from_schema if p.at == "value"}
+    rejected |= {path for path, _ in resolved.problems}
+    folder = Path.cwd() if base_dir is None else Path(base_dir)
+    problems += from_schema
+    problems += semantic_problems(resolved.data, reporter, base_dir=folder, rejected=rejected)
+    if problems:
+        raise SpecError(reporter.issues(problems))
+    specs = _Builder(reporter, folder, file).agents(resolved.data)
+    logger.debug("loaded %d agent(s) from %s", len(specs), reporter.source)
+    return specs
+
+
+class _Builder:
+    """Builds specs from a document that passed every check, with the schema's defaults."""
+
+    def __init__(self, reporter: Reporter, base_dir: Path, file: Path | None) -> None:
+        self.reporter = reporter
+        self.base_dir = base_dir
+        self.file = file.absolute() if file is not None else None
+        schema = _schema_defs()
+        self.agent_types = _property_types(schema["agent"])
+        self.model_types = _property_types(schema["modelFields"])
+        self.models: dict[str, ModelSpec] = {}
+
+    def agents(self, data: Mapping[str, Any]) -> dict[str, AgentSpec]:
+        for name, raw in data.get("models", {}).items():
+            self.models[name] = self.model(raw, ("models", name), name=name)
+        return {
+            name: self.agent(name, raw, ("agents", name)) for name, raw in data["agents"].items()
+        }
+
+    def model(self, raw: Any, path: KeyPath, *, name: str | None = None) -> ModelSpec:
+        if isinstance(raw, str):  # a reference, already checked to exist
+            return self.models[raw]
+        options = {
+            key: _convert(value, self.model_types.get(key))
+            for key, value in raw.items()
+            if key not in ("class", "kwargs")
+        }
+        return ModelSpec(
+            name=name,
+            class_path=raw.get("class"),
+            kwargs=dict(raw.get("kwargs", {})),
+            location=self.reporter.location(path),
+            **options,
+        )
+
+    def agent(self, name: str, raw: Mapping[str, Any], path: KeyPath) -> AgentSpec:
+        values = {**agent_defaults(), **raw}
+        model = self.model(values.pop("model"), (*path, "model"))
+        pruning_model = None
+        if "pruning_model" in values:
+            pruning_model = self.model(values.pop("pruning_model"), (*path, "pruning_model"))
+        workspace = None
+        if "workspace" in values:
+            workspace = resolve_workspace(values.pop("workspace"), self.base_dir)
+        settings = {key: _convert(v, self.agent_types.get(key)) for key, v in values.items()}
+        return AgentSpec(
+            name=name,
+            model=model,
+            pruning_model=pruning_model,
+            workspace=workspace,
+            source=self.file,
+            location=self.reporter.location(path),
+            **settings,
+        )
+
+
+def _schema_defs() -> dict[str, Any]:
+    defs: dict[str, Any] = agent_schema()["$defs"]
+    return defs
+
+
+def _property_types(definition: Mapping[str, Any]) -> dict[str, str | None]:
+    """The JSON type of each property, which decides its Python type in the spec."""
+    return {key: prop.get("type") for key, prop in definition["properties"].items()}
+
+
+def _convert(value: Any, json_type: str | None) -> Any:
+    # The schema's `integer` admits 20.0 and `number` admits 1; the specs are typed.
+    if isinstance(value, list):
+        return tuple(value)
+    if json_type == "integer":
+        return int(value)
+    if json_type == "number":
+        return float(value)
+    return value
