@@ -96,6 +96,20 @@ Feature: Tool registry and tool loading
       """
     And the tool outcome has no notes
 
+  Scenario: the outcome records validated nested arguments in JSON form
+    Given a tool registry with the fixture tools:
+      | tool                        |
+      | fixtures.tool_fixtures:pick |
+    When the registry runs "pick" with:
+      """
+      {"mode": "fast", "tags": ["a"], "opts": {"depth": "3"}, "note": null}
+      """
+    Then the tool result is "picked"
+    And the tool outcome args are:
+      """
+      {"mode": "fast", "tags": ["a"], "opts": {"depth": 3}, "note": null}
+      """
+
   Scenario: arguments that are not an object are refused
     Given a tool registry with the fixture tools:
       | tool                          |

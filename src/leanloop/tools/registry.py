@@ -26,6 +26,7 @@ from typing import Any
 from langchain_core.messages import BaseMessage
 from langchain_core.tools import BaseTool, ToolException
 from pydantic import BaseModel
+from pydantic_core import to_jsonable_python
 
 from leanloop.exceptions import ToolError
 from leanloop.textcap import cap_text
@@ -50,7 +51,8 @@ class ToolOutcome:
     Attributes:
         name: The tool name the model called (possibly unknown).
         args: The arguments the tool actually received (unknown ones dropped, values
-            validated); for a call that did not run, the arguments that were checked.
+            validated and coerced), in JSON form (a validated model as a dict); for a
+            call that did not run, the arguments that were checked.
         text: The text the model will see, already capped.
         ok: ``False`` when the call failed (unknown tool, bad arguments, the tool raised).
         chars_raw: The length of the text before the registry's cap.
@@ -169,7 +171,7 @@ class ToolRegistry:
         if len(text) != len(full):
             notes.append(f"capped at {self.result_max_chars:,} of {len(full):,} characters")
         _log.debug("tool %s: ok=%s, %d chars (%d raw)", name, ok, len(text), len(full))
-        return ToolOutcome(name, args, text, ok, len(full), tuple(notes))
+        return ToolOutcome(name, _jsonable(args), text, ok, len(full), tuple(notes))
 
 
 def _check(tool: BaseTool, args: Mapping[str, Any]) -> ArgumentCheck:
@@ -178,6 +180,11 @@ def _check(tool: BaseTool, args: Mapping[str, Any]) -> ArgumentCheck:
     except Exception:  # a schema we cannot read: let the tool (and LangChain) judge
         _log.debug("cannot check arguments of %s", tool.name, exc_info=True)
         return ArgumentCheck(dict(args))
+
+
+def _jsonable(args: dict[str, Any]) -> dict[str, Any]:
+    """The arguments in JSON form (validated models as dicts), so reports can be dumped."""
+    return {key: to_jsonable_python(value, fallback=repr) for key, value in args.items()}
 
 
 def _as_dict(args: Any) -> dict[str, Any]:
