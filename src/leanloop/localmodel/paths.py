@@ -1,0 +1,92 @@
+"""Where the embedded local model keeps its files.
+
+Everything lives under one cache folder, ``$LEANLOOP_CACHE`` or ``~/.cache/leanloop``::
+
+    bin/llama-server                                    the server, built once from source
+    models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf      the model, assembled from PyPI wheels
+    run/<port>.pid                                      one PID file per running server
+    run/<port>.log                                      that server's stdout and stderr
+    build/                                              the source build (removed once it worked)
+
+CI and the Robot suites rely on this layout; keep it stable.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = [
+    "CACHE_ENV",
+    "DEFAULT_CTX_SIZE",
+    "DEFAULT_PORT",
+    "MODEL_ALIAS",
+    "MODEL_FILENAME",
+    "CachePaths",
+    "cache_paths",
+]
+
+CACHE_ENV = "LEANLOOP_CACHE"
+"""The environment variable that moves the cache folder."""
+MODEL_FILENAME = "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
+MODEL_ALIAS = "local-test"
+"""The model name the server answers to (``--alias``); the example YAML uses it."""
+DEFAULT_PORT = 8765
+"""Not 8080: that port is the default of llama.cpp and of half the web servers around."""
+DEFAULT_CTX_SIZE = 4096
+
+
+@dataclass(frozen=True, slots=True)
+class CachePaths:
+    """The files of the local model under one cache root."""
+
+    root: Path
+
+    @property
+    def bin_dir(self) -> Path:
+        return self.root / "bin"
+
+    @property
+    def server_binary(self) -> Path:
+        return self.bin_dir / "llama-server"
+
+    @property
+    def models_dir(self) -> Path:
+        return self.root / "models"
+
+    @property
+    def model_file(self) -> Path:
+        return self.models_dir / MODEL_FILENAME
+
+    @property
+    def run_dir(self) -> Path:
+        return self.root / "run"
+
+    @property
+    def build_dir(self) -> Path:
+        return self.root / "build"
+
+    def pid_file(self, port: int) -> Path:
+        """The PID file of the server on ``port``."""
+        return self.run_dir / f"{port}.pid"
+
+    def log_file(self, port: int) -> Path:
+        """The log file of the server on ``port``."""
+        return self.run_dir / f"{port}.log"
+
+
+def cache_paths(env: Mapping[str, str] | None = None) -> CachePaths:
+    """Resolve the cache folder from ``LEANLOOP_CACHE``, else ``~/.cache/leanloop``.
+
+    Args:
+        env: The environment to read; ``os.environ`` when omitted.
+
+    Returns:
+        The cache layout (nothing is created).
+    """
+    source = os.environ if env is None else env
+    configured = source.get(CACHE_ENV, "").strip()
+    root = Path(configured).expanduser() if configured else Path.home() / ".cache" / "leanloop"
+    return CachePaths(root.absolute())

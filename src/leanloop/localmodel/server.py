@@ -1,0 +1,319 @@
+"""Start, stop and inspect ``llama-server`` processes, one per port.
+
+A started server is detached (its own session, so a Ctrl-C in the terminal that
+started it does not reach it), logs to ``run/<port>.log`` and is recorded in
+``run/<port>.pid``. :func:`running_server` is the form tests and the demo use: it
+starts a server and always stops it, on errors and on Ctrl-C too.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import logging
+import os
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from leanloop.exceptions import LocalModelError
+from leanloop.localmodel.paths import (
+    DEFAULT_CTX_SIZE,
+    DEFAULT_PORT,
+    MODEL_ALIAS,
+    CachePaths,
+    cache_paths,
+)
+from leanloop.localmodel.pidfile import ServerRecord, live_record, process_alive, write_record
+
+__all__ = [
+    "TEMPLATE_FILE",
+    "ServerOptions",
+    "ServerStatus",
+    "port_in_use",
+    "running_server",
+    "server_command",
+    "server_status",
+    "start_server",
+    "stop_server",
+]
+
+logger = logging.getLogger(__name__)
+
+TEMPLATE_FILE = Path(__file__).with_name("qwen_tools.jinja")
+"""The chat template that makes the small Qwen model's tool calls parseable."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ServerOptions:
+    """How to run one ``llama-server``."""
+
+    port: int = DEFAULT_PORT
+    ctx_size: int = DEFAULT_CTX_SIZE
+    """The context window in tokens (one slot gets all of it)."""
+    template: bool = True
+    """Use leanloop's chat template (native tool calls); ``False`` keeps the model's own."""
+    health_timeout: float = 120.0
+    """Seconds to wait for ``GET /health`` to answer 200."""
+    binary: Path | None = None
+    """The server executable; the cache's ``bin/llama-server`` when ``None``."""
+    model: Path | None = None
+    """The GGUF file; the cache's model when ``None``."""
+
+    def __post_init__(self) -> None:
+        if not 0 < self.port < 65536:
+            msg = f"port must be between 1 and 65535, got {self.port}"
+            raise LocalModelError(msg)
+        if self.ctx_size < 256:
+            msg = f"ctx-size must be at least 256 tokens, got {self.ctx_size}"
+            raise LocalModelError(msg)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ServerStatus:
+    """What :func:`server_status` found on one port."""
+
+    port: int
+    running: bool
+    pid: int | None = None
+    model: str | None = None
+    n_ctx: int | None = None
+    """The window the server reports in ``/props`` (``None`` when it did not answer)."""
+    log: Path | None = None
+    note: str | None = None
+    """Why the figures are missing, or what else is on the port."""
+
+    def lines(self) -> list[str]:
+        """The status as ``key: value`` lines for people."""
+        rows: list[tuple[str, object]] = [
+            ("llama-server", "running" if self.running else "not running"),
+            ("port", self.port),
+            ("pid", self.pid),
+            ("model", self.model),
+            ("n_ctx", self.n_ctx),
+            ("log", self.log),
+            ("note", self.note),
+        ]
+        return [f"{key}: {value}" for key, value in rows if value is not None]
+
+
+def server_command(options: ServerOptions, paths: CachePaths) -> list[str]:
+    """The command line that starts ``llama-server`` with ``options``."""
+    cmd = [
+        str(options.binary or paths.server_binary),
+        "-m", str(options.model or paths.model_file),
+        "--host", "127.0.0.1",
+        "--port", str(options.port),
+        "--ctx-size", str(options.ctx_size),
+        # One slot: with the default four, each request would get a quarter of the window.
+        "-np", "1",
+        "--no-webui",
+        "--alias", MODEL_ALIAS,
+    ]  # fmt: skip
+    if options.template:
+        cmd += ["--jinja", "--chat-template-file", str(TEMPLATE_FILE)]
+    return cmd
+
+
+def port_in_use(port: int) -> bool:
+    """Whether something accepts connections on ``127.0.0.1:port``."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.settimeout(0.5)
+        return sock.connect_ex(("127.0.0.1", port)) == 0
+
+
+def start_server(
+    options: ServerOptions | None = None,
+    *,
+    port: int | None = None,
+    ctx_size: int | None = None,
+    paths: CachePaths | None = None,
+) -> ServerRecord:
+    """Start a detached ``llama-server`` and wait until it is healthy.
+
+    Args:
+        options: How to run it; ``port`` and ``ctx_size`` override its fields.
+        port: The port on 127.0.0.1.
+        ctx_size: The context window in tokens.
+        paths: The cache layout; resolved from the environment when ``None``.
+
+    Returns:
+        The record written to the port's PID file.
+
+    Raises:
+        LocalModelError: Not set up, the port is taken, or the server did not become
+            healthy in time (it is stopped again; the message names the log).
+    """
+    opts = _merge(options, port=port, ctx_size=ctx_size)
+    where = paths or cache_paths()
+    _refuse_busy_port(opts.port, where)
+    cmd = server_command(opts, where)
+    for needed in (Path(cmd[0]), Path(cmd[2])):
+        if not needed.is_file():
+            msg = f"{needed} is missing: run `leanloop local setup` first"
+            raise LocalModelError(msg)
+    log = where.log_file(opts.port)
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )  # fmt: skip
+    record = ServerRecord(
+        pid=proc.pid, port=opts.port, ctx_size=opts.ctx_size, model=cmd[2], log=str(log),
+        started=time.time(),
+    )  # fmt: skip
+    try:
+        write_record(where.pid_file(opts.port), record)
+        _wait_healthy(proc, record, opts.health_timeout)
+    except BaseException:  # Ctrl-C included: never leave a half-started server behind
+        _terminate(proc.pid, grace=5.0)
+        proc.wait()
+        where.pid_file(opts.port).unlink(missing_ok=True)
+        raise
+    logger.info("llama-server ready on port %d (pid %d)", opts.port, proc.pid)
+    return record
+
+
+def stop_server(
+    port: int = DEFAULT_PORT, *, paths: CachePaths | None = None, grace: float = 10.0
+) -> ServerRecord | None:
+    """Stop the server leanloop started on ``port``: SIGTERM, then SIGKILL after ``grace`` s.
+
+    Returns:
+        The record of the stopped server, or ``None`` when none was running there.
+    """
+    where = paths or cache_paths()
+    pid_file = where.pid_file(port)
+    record = live_record(pid_file, port)
+    if record is None:
+        return None
+    _terminate(record.pid, grace=grace)
+    pid_file.unlink(missing_ok=True)
+    logger.info("stopped llama-server on port %d (pid %d)", port, record.pid)
+    return record
+
+
+def server_status(port: int = DEFAULT_PORT, *, paths: CachePaths | None = None) -> ServerStatus:
+    """Whether a server runs on ``port``, with its model and window from ``GET /props``."""
+    where = paths or cache_paths()
+    record = live_record(where.pid_file(port), port)
+    if record is None:
+        note = (
+            "the port is in use by a program leanloop did not start" if port_in_use(port) else None
+        )
+        return ServerStatus(port=port, running=False, note=note)
+    props = _get_json(f"{record.base_url}/props")
+    settings = props.get("default_generation_settings") if props else None
+    n_ctx = settings.get("n_ctx") if isinstance(settings, dict) else None
+    model = props.get("model_path") if props else None
+    return ServerStatus(
+        port=port, running=True, pid=record.pid, model=str(model or record.model),
+        n_ctx=n_ctx if isinstance(n_ctx, int) else None, log=Path(record.log),
+        note=None if props else "the server did not answer GET /props",
+    )  # fmt: skip
+
+
+@contextlib.contextmanager
+def running_server(
+    options: ServerOptions | None = None,
+    *,
+    port: int | None = None,
+    ctx_size: int | None = None,
+    paths: CachePaths | None = None,
+) -> Iterator[ServerRecord]:
+    """Start a server for the ``with`` block and always stop it afterwards (Ctrl-C too).
+
+    Example:
+        >>> with running_server(port=8765, ctx_size=2048) as server:  # doctest: +SKIP
+        ...     httpx.get(f"{server.base_url}/health")
+    """
+    where = paths or cache_paths()
+    record = start_server(options, port=port, ctx_size=ctx_size, paths=where)
+    try:
+        yield record
+    finally:
+        stop_server(record.port, paths=where, grace=5.0)
+
+
+def _merge(
+    options: ServerOptions | None, *, port: int | None, ctx_size: int | None
+) -> ServerOptions:
+    opts = options or ServerOptions()
+    changes: dict[str, Any] = {}
+    if port is not None:
+        changes["port"] = port
+    if ctx_size is not None:
+        changes["ctx_size"] = ctx_size
+    return dataclasses.replace(opts, **changes) if changes else opts
+
+
+def _refuse_busy_port(port: int, paths: CachePaths) -> None:
+    record = live_record(paths.pid_file(port), port)
+    if record is not None:
+        msg = (
+            f"a llama-server already runs on port {port} (pid {record.pid}); "
+            f"stop it with `leanloop local stop --port {port}` or choose another --port"
+        )
+        raise LocalModelError(msg)
+    if port_in_use(port):
+        msg = f"port {port} is in use by another program; choose another --port"
+        raise LocalModelError(msg)
+
+
+def _wait_healthy(proc: subprocess.Popen[bytes], record: ServerRecord, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    with httpx.Client(timeout=2.0) as client:
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                msg = (
+                    f"llama-server exited while starting (exit {proc.returncode}): "
+                    f"{_last_line(Path(record.log))}; see {record.log}"
+                )
+                raise LocalModelError(msg)
+            with contextlib.suppress(httpx.HTTPError):
+                if client.get(f"{record.base_url}/health").status_code == 200:
+                    return
+            time.sleep(0.2)
+    msg = f"llama-server was not healthy after {timeout:g} s; see {record.log}"
+    raise LocalModelError(msg)
+
+
+def _terminate(pid: int, *, grace: float) -> None:
+    """SIGTERM the server's process group, SIGKILL it when it outlives ``grace`` seconds."""
+    for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 5.0)):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pid, sig)  # the server leads its own session, so its group is its id
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline:
+            if not process_alive(pid):
+                return
+            time.sleep(0.05)
+    msg = f"could not stop process {pid}"  # pragma: no cover - SIGKILL failed
+    raise LocalModelError(msg)  # pragma: no cover
+
+
+def _get_json(url: str) -> dict[str, Any] | None:
+    try:
+        response = httpx.get(url, timeout=5.0)
+        response.raise_for_status()
+        data = response.json()
+    except (httpx.HTTPError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _last_line(log: Path) -> str:
+    try:
+        lines = [line.strip() for line in log.read_text("utf-8", "replace").splitlines()]
+    except OSError:
+        return "no log"
+    meaningful = [line for line in lines if line]
+    return meaningful[-1] if meaningful else "no output"
