@@ -54,10 +54,26 @@ def _behave(session: nox.Session, *, coverage: bool, extra: tuple[str, ...] = ()
     junit.mkdir(parents=True, exist_ok=True)
     for old in junit.glob("*.xml"):
         old.unlink()
-    args = ["-m", "behave", "features", "--junit", f"--junit-directory={junit}",
-            "--format=progress", "--no-capture", *extra]
+    args = [
+        "-m",
+        "behave",
+        "features",
+        "--junit",
+        f"--junit-directory={junit}",
+        "--format=progress",
+        "--no-capture",
+        *extra,
+    ]
     if coverage:
-        cmd = [sys.executable, "-m", "coverage", "run", "--data-file", str(BUILD / ".coverage"), *args]
+        cmd = [
+            sys.executable,
+            "-m",
+            "coverage",
+            "run",
+            "--data-file",
+            str(BUILD / ".coverage"),
+            *args,
+        ]
     else:
         cmd = [sys.executable, *args]
     return _run(session, "behave", *cmd)
@@ -69,13 +85,35 @@ def _robot(session: nox.Session, extra: tuple[str, ...] = ()) -> bool:
     if not _run(session, "local model setup", "leanloop", "local", "setup"):
         return False
     out = BUILD / "robot"
-    return _run(session, "robot", sys.executable, "-m", "robot", "--outputdir", str(out),
-                "--consolecolors", "off", "--console", "verbose", *extra, "robot")
+    return _run(
+        session,
+        "robot",
+        sys.executable,
+        "-m",
+        "robot",
+        "--outputdir",
+        str(out),
+        "--consolecolors",
+        "off",
+        "--console",
+        "verbose",
+        *extra,
+        "robot",
+    )
 
 
 def _coverage_report(session: nox.Session) -> bool:
-    return _run(session, "coverage", sys.executable, "-m", "coverage", "report",
-                "--data-file", str(BUILD / ".coverage"), f"--fail-under={COVERAGE_FAIL_UNDER}")
+    return _run(
+        session,
+        "coverage",
+        sys.executable,
+        "-m",
+        "coverage",
+        "report",
+        "--data-file",
+        str(BUILD / ".coverage"),
+        f"--fail-under={COVERAGE_FAIL_UNDER}",
+    )
 
 
 @nox.session

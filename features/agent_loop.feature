@@ -64,7 +64,7 @@ Feature: The agent loop runs tools and ends with an honest answer
       | The tool failed, so I cannot tell.      |
     When the loop agent is asked "Try it"
     Then the loop answer is "The tool failed, so I cannot tell."
-    And loop request 2 has a tool result containing "error: it broke: disk full"
+    And loop request 2 has a tool result containing "error: RuntimeError: it broke: disk full"
 
   Scenario: A failing request rolls the step back and raises a leanloop error
     Given a loop agent with the lookup tool and the script:

@@ -30,6 +30,6 @@ Feature: Chat models are built from model specs
     Then the model config error is "agents.yaml:4:12: models.custom: collections:OrderedDict is not a LangChain chat model class"
 
   Scenario: A constructor failure never shows the API key
-    When a model config is built with class "leanloop.testing:ScriptedChatModel" and kwargs {"no_such_option": "sk-test-secret"} and api_key "sk-test-secret"
+    When a model config is built with class "leanloop.testing:ScriptedChatModel" and kwargs {"replies": "sk-test-secret"} and api_key "sk-test-secret"
     Then the model config error mentions "cannot build the model"
     And the model config error does not mention "sk-test-secret"

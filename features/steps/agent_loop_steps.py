@@ -35,22 +35,22 @@ def _make(context: Context, tool: str, **policies: Any) -> None:
     context.agent, context.model = scripted_agent(replies, tools=[tools[tool]()], **policies)
 
 
-@given("a loop agent with the {tool} tool and the script")
+@given("a loop agent with the {tool} tool and the script:")
 def step_agent(context: Context, tool: str) -> None:
     _make(context, tool)
 
 
-@given("a loop agent with the {tool} tool, max_parallel_tools {n:d} and the script")
+@given("a loop agent with the {tool} tool, max_parallel_tools {n:d} and the script:")
 def step_agent_fanout(context: Context, tool: str, n: int) -> None:
     _make(context, tool, max_parallel_tools=n)
 
 
-@given("a loop agent with the {tool} tool, max_rounds {n:d} and the script")
+@given("a loop agent with the {tool} tool, max_rounds {n:d} and the script:")
 def step_agent_rounds(context: Context, tool: str, n: int) -> None:
     _make(context, tool, max_rounds=n)
 
 
-@given("a loop agent with the barrier tool expecting {n:d} parallel calls and the script")
+@given("a loop agent with the barrier tool expecting {n:d} parallel calls and the script:")
 def step_agent_barrier(context: Context, n: int) -> None:
     _make(context, "barrier")
     context.tool_log.expected_parallel = n

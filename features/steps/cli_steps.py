@@ -20,7 +20,7 @@ def step_workspace_file(context: Context, name: str, text: str) -> None:
     (workspace / name).write_text(text + "\n", encoding="utf-8")
 
 
-@given('a CLI agents file "{name}" with')
+@given('a CLI agents file "{name}" with:')
 def step_agents_file(context: Context, name: str) -> None:
     (context.tmp / name).write_text(textwrap.dedent(context.text) + "\n", encoding="utf-8")
 

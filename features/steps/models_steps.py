@@ -22,9 +22,7 @@ def _build(context: Context, spec: ModelSpec) -> None:
         context.model_error = exc
 
 
-@when(
-    'a model config is built with provider "{provider}", model "{model}", base_url "{url}"'
-)
+@when('a model config is built with provider "{provider}", model "{model}", base_url "{url}"')
 def step_compat(context: Context, provider: str, model: str, url: str) -> None:
     _build(context, ModelSpec(provider=provider, model=model, base_url=url))  # type: ignore[arg-type]
 
@@ -47,8 +45,7 @@ def step_openai(
 
 
 @when(
-    'a model config is built with provider "{provider}", model "{model}", '
-    "context_window {window:d}"
+    'a model config is built with provider "{provider}", model "{model}", context_window {window:d}'
 )
 def step_ollama(context: Context, provider: str, model: str, window: int) -> None:
     _build(context, ModelSpec(provider=provider, model=model, context_window=window))  # type: ignore[arg-type]
@@ -64,7 +61,10 @@ def step_class(context: Context, path: str, kwargs: str) -> None:
     _build(context, spec)
 
 
-@when('a model config is built with class "{path}" declared at "{source}" line {line:d} column {col:d}')
+@when(
+    'a model config is built with class "{path}" declared at "{source}" '
+    "line {line:d} column {col:d}"
+)
 def step_class_located(context: Context, path: str, source: str, line: int, col: int) -> None:
     location = SourceLocation(source, line, col, "models.custom")
     _build(context, ModelSpec(name="custom", class_path=path, location=location))

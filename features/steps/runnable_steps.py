@@ -20,9 +20,7 @@ def _echo(messages: list[BaseMessage]) -> str:
 
 @given("a runnable agent whose model echoes the last question")
 def step_echo_agent(context: Context) -> None:
-    context.agent, context.model = scripted_agent(
-        [_echo], system_prompt="You are a test agent."
-    )
+    context.agent, context.model = scripted_agent([_echo], system_prompt="You are a test agent.")
     context.model.repeat_last = True
 
 
@@ -76,7 +74,7 @@ def step_chain(context: Context, topic: str) -> None:
     context.chain_output = chain.invoke({"topic": topic})
 
 
-@when("the runnable agent's events are collected for \"{question}\"")
+@when('the runnable agent\'s events are collected for "{question}"')
 def step_events(context: Context, question: str) -> None:
     async def collect() -> list[dict[str, Any]]:
         return [e async for e in context.agent.astream_events(question, version="v2")]

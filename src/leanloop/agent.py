@@ -147,5 +147,3 @@ def _pick(specs: Mapping[str, AgentSpec], name: str | None, *, source: str) -> A
         return next(iter(specs.values()))
     msg = f"the file declares {len(specs)} agents; name one ({', '.join(sorted(specs))})"
     raise SpecError([SpecIssue(source, None, None, "agents", msg)])
-
-

@@ -16,6 +16,7 @@ from typing import Any
 from uuid import UUID
 
 from langchain_core.callbacks import AsyncCallbackHandler
+from langchain_core.runnables import RunnableConfig
 
 from leanloop import events
 from leanloop.exceptions import LeanloopError, SpecError
@@ -85,8 +86,8 @@ def _run(args: argparse.Namespace) -> int:
     from leanloop.agent import LLMAgent  # noqa: PLC0415
 
     agent = LLMAgent.from_file(args.file, args.agent)
-    callbacks = [] if args.quiet else [StepPrinter()]
-    message = asyncio.run(agent.ainvoke(args.question, {"callbacks": callbacks}))
+    config: RunnableConfig = {"callbacks": [] if args.quiet else [StepPrinter()]}
+    message = asyncio.run(agent.ainvoke(args.question, config))
     report = message.response_metadata["leanloop"]
     if args.json:
         print(json.dumps({"answer": message.text, **report}, indent=2, default=str))

@@ -27,15 +27,18 @@ __all__ = [
 STEP: Final = "leanloop.step"
 """After each tool round: ``step``, ``calls`` (name, args, chars_out)."""
 BUDGET: Final = "leanloop.budget"
-"""Before every request: ``estimate``, ``ceiling``, ``window``, ``window_source``, ``chars_per_token``."""
+"""Before every request: ``estimate``, ``ceiling``, ``window``, ``window_source``,
+``chars_per_token``."""
 TRIMMED: Final = "leanloop.trimmed"
-"""When results were trimmed in the request view: ``count``, ``tokens_before``, ``tokens_after``, ``pass``."""
+"""When results were trimmed in the request view: ``count``, ``tokens_before``,
+``tokens_after``, ``pass``."""
 SYNTHESIS: Final = "leanloop.synthesis"
 """When the budget-exhausted synthesis flow starts: ``reason``."""
 OVERFLOW_RECOVERED: Final = "leanloop.overflow_recovered"
 """When a request refused for its size was trimmed and retried."""
 PRUNED: Final = "leanloop.pruned"
-"""After a pruning pass: ``tool``, ``chars_raw``, ``chars_out``, ``chunks``, ``seconds``, ``dropped_lines``."""
+"""After a pruning pass: ``tool``, ``chars_raw``, ``chars_out``, ``chunks``, ``seconds``,
+``dropped_lines``."""
 TOOL_MODE_CHANGED: Final = "leanloop.tool_mode_changed"
 """When the loop falls back from native tool calling to the text protocol."""
 

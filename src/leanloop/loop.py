@@ -77,8 +77,10 @@ class AgentLoop:
         return await self._final_answer(run, config, "max_rounds")
 
     async def _request(self, run: _Run, config: RunnableConfig, *, tools: bool) -> AIMessage:
-        model: Any = self.model.bind_tools(self.tool_schemas) if tools and self.tool_schemas else (
-            self.model
+        model: Any = (
+            self.model.bind_tools(self.tool_schemas)
+            if tools and self.tool_schemas
+            else (self.model)
         )
         try:
             reply = await model.ainvoke(run.history, config=config)
@@ -89,7 +91,7 @@ class AgentLoop:
             raise RunFailed(msg, report=run.report) from exc
         if not isinstance(reply, AIMessage):  # a custom model returning a string, say
             reply = AIMessage(content=str(getattr(reply, "content", reply)))
-        usage = reply.usage_metadata or {}
+        usage: dict[str, Any] = dict(reply.usage_metadata or {})
         run.report.requests.append(
             RequestRecord(
                 step=run.step + 1,
@@ -119,7 +121,9 @@ class AgentLoop:
             )
         return results
 
-    async def _final_answer(self, run: _Run, config: RunnableConfig, reason: StopReason) -> AIMessage:
+    async def _final_answer(
+        self, run: _Run, config: RunnableConfig, reason: StopReason
+    ) -> AIMessage:
         run.history.append(HumanMessage(content=prompts.FINAL_ANSWER_PROMPT))
         reply = await self._request(run, config, tools=False)
         if reply.tool_calls or not reply.text.strip():

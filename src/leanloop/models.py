@@ -72,7 +72,7 @@ def _ollama(spec: ModelSpec) -> BaseChatModel:
 
 
 def _from_class(spec: ModelSpec) -> BaseChatModel:
-    assert spec.class_path is not None  # noqa: S101 - narrowed by the caller
+    assert spec.class_path is not None
     try:
         cls = import_object(spec.class_path)
     except ImportPathError as exc:
