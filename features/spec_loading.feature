@@ -248,6 +248,14 @@ Feature: Loading agents files into validated specs
     When the agents file "agents.yaml" is loaded
     Then loading the agents file fails with "agents.yaml:1:1: expected a mapping with 'version' and 'agents', got a list"
 
+  Scenario: a document that is a single value is one located error
+    Given an agents file "agents.yaml" with:
+      """
+      just some words
+      """
+    When the agents file "agents.yaml" is loaded
+    Then loading the agents file fails with "agents.yaml:1:1: expected a mapping with 'version' and 'agents', got a single str value"
+
   Scenario: a file that is not UTF-8 is located at its first bad byte
     Given an agents file "agents.yaml" in Latin-1 with:
       """

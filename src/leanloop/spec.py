@@ -162,7 +162,7 @@ def _load_text(
     if data is None:
         raise _single(source, Mark(1, 1), f"the file is empty; expected {_TOP_LEVEL}")
     if not isinstance(data, dict):
-        shown = "a list" if isinstance(data, list) else repr(data)
+        shown = "a list" if isinstance(data, list) else f"a single {type(data).__name__} value"
         raise _single(source, positions.value(()), f"expected {_TOP_LEVEL}, got {shown}")
     return _validate_and_build(
         data, reporter, problems, base_dir=base_dir, environ=environ, file=file
