@@ -145,6 +145,13 @@ Feature: The pruning pass
       | a slow pruning model                             | timeout                       |
       | a pruning model that answers "The log is fine."  | unparseable                   |
 
+  Scenario: A bug inside the pruning pass still falls back to the raw output
+    Given a pruning test log of 20 KB with 3 short lines mentioning "deadlock"
+    And a pruning model that keeps the lines mentioning "deadlock"
+    When the pruner prunes the "read_file" output with a malformed prune request
+    Then the pruner kept the raw output because of a fallback starting with "exception: TypeError"
+    And a pruning warning names "read_file" and "exception: TypeError"
+
   Scenario: Cancelling a pruning pass is not turned into a fallback
     Given a pruning test log of 20 KB with 3 short lines mentioning "deadlock"
     And a slow pruning model

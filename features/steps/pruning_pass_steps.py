@@ -322,6 +322,19 @@ def step_prune_opt_out(context: Context, tool: str) -> None:
     _prune(context, tool, PruneRequest(prune=False), "find the deadlock")
 
 
+@when('the pruner prunes the "{tool}" output with a malformed prune request')
+def step_prune_malformed(context: Context, tool: str) -> None:
+    # A caller's bug: the focus is not a string. The pass must still not raise.
+    _prune(context, tool, PruneRequest(focus=42), "find the deadlock")  # type: ignore[arg-type]
+
+
+@then('the pruner kept the raw output because of a fallback starting with "{prefix}"')
+def step_fallback_prefix(context: Context, prefix: str) -> None:
+    outcome = context.pruning_outcome
+    assert outcome.text == context.pruning_raw and not outcome.pruned, outcome
+    assert outcome.fallback is not None and outcome.fallback.startswith(prefix), outcome
+
+
 @when('the pruner prunes the "{tool}" output with a recording callback in the pruning config')
 def step_prune_callback(context: Context, tool: str) -> None:
     context.pruning_callback = RecordingCallback()

@@ -52,6 +52,8 @@ _CONTEXT_CHARS = 1_000
 # Longest focus directive shown to the pruning model.
 _FOCUS_CHARS = 2_000
 _REASON_CHARS = 200
+# Longest task context shown to the pruning model (task_context_from stays well below).
+_TASK_CONTEXT_CHARS = 4_000
 _THINK_END = "</think>"
 
 
@@ -178,7 +180,31 @@ class Pruner:
             logger.debug("not pruning the %s output: %s", tool_name, skipped)
             return _raw_outcome(raw, chunks=0, seconds=0.0, fallback=None, skipped=skipped)
         started = time.perf_counter()
+        try:
+            return await self._run(
+                tool_name=tool_name,
+                raw=raw,
+                request=request,
+                task_context=task_context,
+                config=config,
+                started=started,
+            )
+        except Exception as exc:  # a bug in the pass must not fail the run either
+            logger.debug("the pruning pass failed unexpectedly", exc_info=True)
+            return self._fall_back(tool_name, raw, _exception_reason(exc), 0, started)
+
+    async def _run(
+        self,
+        *,
+        tool_name: str,
+        raw: str,
+        request: PruneRequest,
+        task_context: str,
+        config: RunnableConfig | None,
+        started: float,
+    ) -> PruneOutcome:
         focus = request.focus[:_FOCUS_CHARS] if request.focus is not None else None
+        task_context = task_context[:_TASK_CONTEXT_CHARS]
         requests = self._requests(tool_name, raw, focus, task_context)
         try:
             answers = await self._extract_all(requests, config)
@@ -281,8 +307,7 @@ class Pruner:
             except TimeoutError:
                 raise _ExtractionFailed("timeout") from None
             except Exception as exc:  # any model failure means: use the raw output
-                reason = f"exception: {type(exc).__name__}: {exc}"
-                raise _ExtractionFailed(_one_line(reason, _REASON_CHARS)) from exc
+                raise _ExtractionFailed(_exception_reason(exc)) from exc
         try:
             return parse_prune_response(_answer_text(reply))
         except PruneFormatError:
@@ -319,6 +344,10 @@ class Pruner:
         )
         seconds = time.perf_counter() - started
         return _raw_outcome(raw, chunks=chunks, seconds=seconds, fallback=reason, skipped=None)
+
+
+def _exception_reason(exc: Exception) -> str:
+    return _one_line(f"exception: {type(exc).__name__}: {exc}", _REASON_CHARS)
 
 
 def _answer_text(reply: BaseMessage) -> str:
