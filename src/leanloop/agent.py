@@ -46,6 +46,8 @@ class LLMAgent(RunnableSerializable[AgentInput, AIMessage]):
     """The chat model the loop talks to."""
     tools: list[BaseTool]
     """The tools offered to the model."""
+    pruning_model: BaseChatModel | None = None
+    """The extraction model for tool-output pruning; ``None`` uses ``model``."""
 
     @classmethod
     def from_spec(
@@ -54,15 +56,21 @@ class LLMAgent(RunnableSerializable[AgentInput, AIMessage]):
         *,
         model: BaseChatModel | None = None,
         tools: list[BaseTool] | None = None,
+        pruning_model: BaseChatModel | None = None,
     ) -> LLMAgent:
-        """Build the agent ``spec`` describes; ``model``/``tools`` override the spec's.
+        """Build the agent ``spec`` describes; ``model``/``tools``/``pruning_model`` override it.
 
         Raises:
             SpecError: When the model or a tool cannot be built (located in the file).
         """
         built_model = model if model is not None else build_chat_model(spec.model)
         built_tools = tools if tools is not None else _build_tools(spec)
-        return cls(spec=spec, model=built_model, tools=built_tools, name=spec.name)
+        pruning = pruning_model
+        if pruning is None and spec.allow_tool_output_pruning and spec.pruning_model is not None:
+            pruning = build_chat_model(spec.pruning_model)
+        return cls(
+            spec=spec, model=built_model, tools=built_tools, pruning_model=pruning, name=spec.name
+        )
 
     @classmethod
     def from_file(cls, path: str | os.PathLike[str], name: str | None = None) -> LLMAgent:
@@ -76,7 +84,9 @@ class LLMAgent(RunnableSerializable[AgentInput, AIMessage]):
 
     def _loop(self) -> AgentLoop:
         registry = ToolRegistry(self.tools, result_max_chars=self.spec.tool_result_max_chars)
-        return AgentLoop(spec=self.spec, model=self.model, registry=registry)
+        return AgentLoop(
+            spec=self.spec, model=self.model, registry=registry, pruning_model=self.pruning_model
+        )
 
     async def ainvoke(
         self, input: AgentInput, config: RunnableConfig | None = None, **kwargs: Any

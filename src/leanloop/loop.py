@@ -1,9 +1,11 @@
-"""One run of the tool-calling loop: step, run the tools, keep pairs whole, answer.
+"""One run of the tool-calling loop, from the opening messages to an honest answer.
 
-The loop reads like the protocol it drives: ask the model; run the calls it made (at most
-``max_parallel_tools`` at once, failures as messages); append the reply and its results as
-one unit; repeat until the model answers or the rounds run out, then ask once more with no
-tools for an honest final answer. Only this module knows the order of things.
+Each step: build the request view inside the budget (trimming old results in the view
+only); if even that is over the budget, start the synthesis flow (one last tool round,
+then the final answer); ask the model; read its calls (native or text); run them; append
+the reply and its results together; repeat. A run that runs out of rounds or budget ends
+with one more request offering no tools and asking for what was found and what is left.
+Only this module knows the order of things; each piece it calls takes and returns values.
 """
 
 from __future__ import annotations
@@ -11,19 +13,32 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolCall, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from leanloop import events, prompts
+from leanloop.budget import parse_overflow
 from leanloop.config import AgentSpec
+from leanloop.context import Prepared, RunBudget, resolve_window
 from leanloop.exceptions import ModelError
-from leanloop.report import RequestRecord, RunReport, StopReason, ToolCallRecord
-from leanloop.tools.registry import ToolOutcome, ToolRegistry
+from leanloop.modes import (
+    ReadCalls,
+    ToolProtocol,
+    answer_text,
+    initial_mode,
+    is_tools_refusal,
+    text_result_turn,
+)
+from leanloop.protocol import flatten_tool_history
+from leanloop.pruning import augment_tool_schemas
+from leanloop.report import RequestRecord, RunReport, StopReason
+from leanloop.toolrun import ToolRunner, make_pruner
+from leanloop.tools.registry import ToolRegistry
 
 __all__ = ["AgentLoop", "RunFailed"]
 
@@ -31,107 +46,290 @@ _log = logging.getLogger(__name__)
 
 
 class RunFailed(ModelError):
-    """A step failed; ``report`` holds what the run did before it (history rolled back)."""
+    """A request failed; ``report`` holds what the run did before it (history rolled back)."""
 
     def __init__(self, message: str, *, report: RunReport) -> None:
         super().__init__(message)
         self.report = report
 
 
+class _StillTooLarge(Exception):
+    """The provider refused a request for its size again after one recovery."""
+
+
 @dataclass
 class _Run:
-    """The mutable state of one run; lives only as long as the run."""
+    """The state of one run; lives only as long as the run."""
 
     history: list[BaseMessage]
-    report: RunReport = field(default_factory=RunReport)
+    report: RunReport
+    budget: RunBudget
+    protocol: ToolProtocol
+    runner: ToolRunner
+    config: RunnableConfig
     step: int = 0
+    synthesis: bool = False
+    tools_ran: bool = False
+    base_system: SystemMessage | None = None
+    """The system message as the caller gave it, before any tool instructions."""
 
 
 class AgentLoop:
-    """Drives one agent's runs; holds no per-run state, so runs may overlap."""
+    """Drives runs of one agent; holds no per-run state, so runs may overlap."""
 
-    def __init__(self, *, spec: AgentSpec, model: BaseChatModel, registry: ToolRegistry) -> None:
+    def __init__(
+        self,
+        *,
+        spec: AgentSpec,
+        model: BaseChatModel,
+        registry: ToolRegistry,
+        pruning_model: BaseChatModel | None = None,
+    ) -> None:
         self.spec = spec
         self.model = model
         self.registry = registry
-        self.tool_schemas = [convert_to_openai_tool(tool) for tool in registry.tools]
+        self.pruning_model = pruning_model or model
+        schemas = [convert_to_openai_tool(tool) for tool in registry.tools]
+        if spec.allow_tool_output_pruning:
+            schemas = augment_tool_schemas(schemas, spec.pruning_tools)
+        self.schemas = schemas
 
     async def run(self, messages: Sequence[BaseMessage], config: RunnableConfig) -> AIMessage:
         """Run the loop from ``messages`` to a final answer.
 
         Raises:
-            RunFailed: When a request to the model fails (after LangChain's own retries).
+            RunFailed: When a request to the model fails for a reason other than its size
+                (after LangChain's own retries); nothing half-done stays in the history.
         """
-        run = _Run(history=list(messages))
+        run = await self._start(messages, config)
         while run.step < self.spec.max_rounds:
-            reply = await self._request(run, config, tools=True)
-            calls = list(reply.tool_calls)
-            if not calls:
-                return self._finish(run, reply, "answer")
-            results = await self._run_calls(run, calls)
-            # A reply and its results enter the history together or not at all.
-            run.history.extend([reply, *results])
-            run.step += 1
-            run.report.steps = run.step
-            await events.emit(events.STEP, _step_payload(run), config)
-        return await self._final_answer(run, config, "max_rounds")
+            prepared = await self._prepare(run, tools=True)
+            if prepared.over_budget:
+                if run.synthesis:
+                    return await self._final_answer(run, "budget_exhausted")
+                await self._begin_synthesis(run, prepared)
+                prepared = await self._prepare(run, tools=True)
+                if not prepared.fits_window:
+                    return await self._final_answer(run, "budget_exhausted")
+            try:
+                reply = await self._send(run, prepared, kind="step")
+            except _StillTooLarge:
+                return await self._final_answer(run, "budget_exhausted")
+            read = run.protocol.read(reply)
+            if not read.calls and not read.corrections:
+                return self._finish(
+                    run, read.reply, "budget_exhausted" if run.synthesis else "answer"
+                )
+            await self._tool_round(run, read)
+            if run.synthesis:
+                return await self._final_answer(run, "budget_exhausted")
+        return await self._final_answer(run, "max_rounds")
 
-    async def _request(self, run: _Run, config: RunnableConfig, *, tools: bool) -> AIMessage:
-        model: Any = (
-            self.model.bind_tools(self.tool_schemas)
-            if tools and self.tool_schemas
-            else (self.model)
+    async def _start(self, messages: Sequence[BaseMessage], config: RunnableConfig) -> _Run:
+        report = RunReport()
+        window = await resolve_window(self.spec.model, self.model)
+        budget = RunBudget(
+            spec=self.spec, window=window, model=self.model, report=report, config=config
         )
-        try:
-            reply = await model.ainvoke(run.history, config=config)
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:
-            msg = f"the request to the model failed at step {run.step + 1}: {_one_line(exc)}"
-            raise RunFailed(msg, report=run.report) from exc
-        if not isinstance(reply, AIMessage):  # a custom model returning a string, say
+        protocol = ToolProtocol(
+            mode=initial_mode(self.spec.tool_mode, self.model), schemas=self.schemas
+        )
+        report.tool_mode = protocol.mode
+        report.chars_per_token = round(budget.chars_per_token, 3)
+        pruner = make_pruner(
+            self.spec,
+            self.pruning_model,
+            window_tokens=await self._pruning_window(window.tokens),
+            chars_per_token=budget.chars_per_token,
+        )
+        runner = ToolRunner(
+            spec=self.spec, registry=self.registry, pruner=pruner, report=report, config=config
+        )
+        opening = list(messages)
+        base = opening[0] if opening and isinstance(opening[0], SystemMessage) else None
+        run = _Run(opening, report, budget, protocol, runner, config, base_system=base)
+        _install_system(run)
+        return run
+
+    async def _pruning_window(self, main_window: int) -> int:
+        spec = self.spec.pruning_model
+        if not self.spec.allow_tool_output_pruning or spec is None:
+            return main_window
+        return (await resolve_window(spec, self.pruning_model)).tokens
+
+    async def _prepare(self, run: _Run, *, tools: bool) -> Prepared:
+        schemas = run.protocol.bound_schemas(tools=tools)
+        return await run.budget.prepare(run.history, tools=schemas, step=run.step + 1)
+
+    async def _begin_synthesis(self, run: _Run, prepared: Prepared) -> None:
+        run.synthesis = True
+        plan = run.budget.plan
+        _log.error(
+            "context budget spent after trimming: estimate=%d ceiling=%d window=%d; "
+            "starting the synthesis flow",
+            prepared.tokens,
+            plan.ceiling,
+            plan.window,
+        )
+        run.history.append(HumanMessage(content=prompts.SYNTHESIS_PROMPT))
+        run.report.events.append(f"step {run.step + 1}: budget spent, synthesis flow started")
+        await events.emit(
+            events.SYNTHESIS,
+            {"reason": "budget_exhausted", "estimate": prepared.tokens, "ceiling": plan.ceiling},
+            run.config,
+        )
+
+    async def _send(self, run: _Run, prepared: Prepared, *, kind: str) -> AIMessage:
+        """Send one request, recovering once from a refusal for size or for tools."""
+        attempt, recovered_size, flattened = prepared, False, False
+        while True:
+            try:
+                reply = await self._invoke(attempt, run.config)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                overflow = parse_overflow(exc)
+                if overflow is not None:
+                    if recovered_size:
+                        raise _StillTooLarge from exc
+                    recovered_size = True
+                    attempt = await self._recover_size(run, attempt, overflow)
+                elif self._can_fall_back_to_text(run, exc):
+                    attempt = await self._fall_back_to_text(run, exc)
+                elif kind == "final" and not flattened and _has_tool_history(attempt.messages):
+                    flattened = True
+                    attempt = _flattened(attempt)
+                else:
+                    msg = (
+                        f"the request to the model failed at step {run.step + 1}: {_one_line(exc)}"
+                    )
+                    raise RunFailed(msg, report=run.report) from exc
+                continue
+            self._record(run, attempt, reply, kind)
+            return reply
+
+    async def _invoke(self, prepared: Prepared, config: RunnableConfig) -> AIMessage:
+        model: Any = self.model
+        if prepared.tools:
+            model = self.model.bind_tools([dict(t) for t in prepared.tools])
+        reply = await model.ainvoke(prepared.messages, config=config)
+        if not isinstance(reply, AIMessage):  # a custom model returning a plain message
             reply = AIMessage(content=str(getattr(reply, "content", reply)))
+        return reply
+
+    async def _recover_size(self, run: _Run, attempt: Prepared, overflow: Any) -> Prepared:
+        plan = run.budget.force_trim_plan(attempt, overflow)
+        run.report.overflow_recoveries += 1
+        run.report.events.append(f"step {run.step + 1}: refused for size, trimmed and retried")
+        _log.warning(
+            "the server refused a request for its size (%s); trimming and retrying",
+            overflow.message,
+        )
+        await events.emit(
+            events.OVERFLOW_RECOVERED,
+            {
+                "prompt_tokens": overflow.prompt_tokens,
+                "window": overflow.window,
+                "estimate": attempt.tokens,
+            },
+            run.config,
+        )
+        schemas = list(attempt.tools)
+        return await run.budget.prepare(run.history, tools=schemas, step=run.step + 1, plan=plan)
+
+    def _can_fall_back_to_text(self, run: _Run, exc: BaseException) -> bool:
+        return (
+            self.spec.tool_mode == "auto"
+            and run.protocol.mode == "native"
+            and not run.tools_ran
+            and is_tools_refusal(exc)
+        )
+
+    async def _fall_back_to_text(self, run: _Run, exc: BaseException) -> Prepared:
+        run.protocol.mode = "text"
+        run.report.tool_mode = "text"
+        _install_system(run)
+        run.report.events.append(
+            f"step {run.step + 1}: server refused tools; switched to text mode"
+        )
+        _log.warning("the server refused native tools (%s); switching to text mode", _one_line(exc))
+        await events.emit(
+            events.TOOL_MODE_CHANGED,
+            {"from": "native", "to": "text", "reason": _one_line(exc)},
+            run.config,
+        )
+        return await self._prepare(run, tools=True)
+
+    async def _tool_round(self, run: _Run, read: ReadCalls) -> None:
+        step = run.step + 1
+        if read.calls:
+            results = await run.runner.run(
+                read.calls,
+                step=step,
+                history=[*run.history, read.reply],
+                result_cap=run.budget.result_cap_chars(),
+            )
+            messages = run.protocol.results(
+                [r.call for r in results], [r.text for r in results], [r.ok for r in results]
+            )
+            run.tools_ran = True
+        else:
+            messages = [text_result_turn("\n".join(read.corrections))]
+        # A reply and its results enter the history together, or not at all.
+        run.history.extend([read.reply, *messages])
+        run.step = run.report.steps = step
+        calls = [c for c in run.report.tool_calls if c.step == step]
+        await events.emit(
+            events.STEP,
+            {
+                "step": step,
+                "calls": [
+                    {"name": c.name, "args": c.args, "chars_out": c.chars_out} for c in calls
+                ],
+            },
+            run.config,
+        )
+
+    async def _final_answer(self, run: _Run, reason: StopReason) -> AIMessage:
+        run.history.append(HumanMessage(content=prompts.FINAL_ANSWER_PROMPT))
+        prepared = await self._prepare(run, tools=False)
+        if not prepared.fits_window:
+            return self._finish(run, self._out_of_context(run, prepared), reason)
+        try:
+            reply = await self._send(run, prepared, kind="final")
+        except _StillTooLarge:
+            return self._finish(run, self._out_of_context(run, prepared), reason)
+        # A call written on the final request is never run; only its text counts.
+        text = answer_text(reply, run.protocol.parameters)
+        if not text:
+            text = prompts.NO_ANSWER_TEXT.format(tools=_tools_that_ran(run))
+        answer = AIMessage(content=text, usage_metadata=reply.usage_metadata, id=reply.id)
+        return self._finish(run, answer, reason)
+
+    def _out_of_context(self, run: _Run, prepared: Prepared) -> AIMessage:
+        text = prompts.OUT_OF_CONTEXT_TEXT.format(
+            tokens=prepared.tokens, window=run.budget.plan.window, tools=_tools_that_ran(run)
+        )
+        return AIMessage(content=text)
+
+    def _record(self, run: _Run, prepared: Prepared, reply: AIMessage, kind: str) -> None:
         usage: dict[str, Any] = dict(reply.usage_metadata or {})
+        reported = run.budget.observe(prepared, reply)
+        plan = run.budget.plan
         run.report.requests.append(
             RequestRecord(
                 step=run.step + 1,
-                messages=len(run.history),
-                input_tokens=usage.get("input_tokens"),
+                messages=len(prepared.messages),
+                input_tokens=reported,
                 output_tokens=usage.get("output_tokens"),
-                tools=tools,
-                kind="step" if tools else "final",
+                estimated_tokens=prepared.tokens,
+                ceiling=plan.ceiling,
+                window=plan.window,
+                tools=kind != "final",
+                kind=kind,
             )
         )
-        return reply
-
-    async def _run_calls(self, run: _Run, calls: list[ToolCall]) -> list[BaseMessage]:
-        limit = self.spec.max_parallel_tools
-        accepted, dropped = calls[:limit], calls[limit:]
-        outcomes = await asyncio.gather(
-            *(self.registry.run(call["name"], call["args"]) for call in accepted)
-        )
-        results: list[BaseMessage] = []
-        for call, outcome in zip(accepted, outcomes, strict=True):
-            run.report.tool_calls.append(_record(run.step + 1, outcome))
-            results.append(_tool_message(call, outcome.text, ok=outcome.ok))
-        results.extend(_tool_message(c, prompts.fan_out_note(limit), ok=False) for c in dropped)
-        if dropped:
-            run.report.events.append(
-                f"step {run.step + 1}: {len(dropped)} calls over the limit of {limit} not run"
-            )
-        return results
-
-    async def _final_answer(
-        self, run: _Run, config: RunnableConfig, reason: StopReason
-    ) -> AIMessage:
-        run.history.append(HumanMessage(content=prompts.FINAL_ANSWER_PROMPT))
-        reply = await self._request(run, config, tools=False)
-        if reply.tool_calls or not reply.text.strip():
-            # A call written on the final request is never run; say so instead of acting.
-            ran = ", ".join(sorted({c.name for c in run.report.tool_calls})) or "none"
-            text = reply.text.strip() or prompts.NO_ANSWER_TEXT.format(tools=ran)
-            reply = AIMessage(content=text, usage_metadata=reply.usage_metadata)
-        return self._finish(run, reply, reason)
+        run.report.chars_per_token = round(run.budget.chars_per_token, 3)
 
     def _finish(self, run: _Run, reply: AIMessage, reason: StopReason) -> AIMessage:
         run.report.stop_reason = reason
@@ -145,33 +343,24 @@ class AgentLoop:
         )
 
 
-def _record(step: int, outcome: ToolOutcome) -> ToolCallRecord:
-    return ToolCallRecord(
-        step=step,
-        name=outcome.name,
-        args=dict(outcome.args),
-        chars_out=len(outcome.text),
-        chars_raw=outcome.chars_raw,
-        ok=outcome.ok,
-        notes=list(outcome.notes),
-    )
+def _install_system(run: _Run) -> None:
+    """Put the system message for the protocol's current mode first in the history."""
+    head = run.history[0] if run.history and isinstance(run.history[0], SystemMessage) else None
+    rest = run.history[1:] if head is not None else run.history
+    system = run.protocol.system_message(run.base_system)
+    run.history = [system, *rest] if system is not None else list(rest)
 
 
-def _tool_message(call: ToolCall, text: str, *, ok: bool) -> ToolMessage:
-    return ToolMessage(
-        content=text,
-        tool_call_id=call.get("id") or "",
-        name=call["name"],
-        status="success" if ok else "error",
-    )
+def _has_tool_history(messages: Sequence[BaseMessage]) -> bool:
+    return any(isinstance(m, AIMessage) and m.tool_calls for m in messages)
 
 
-def _step_payload(run: _Run) -> dict[str, Any]:
-    calls = [c for c in run.report.tool_calls if c.step == run.step]
-    return {
-        "step": run.step,
-        "calls": [{"name": c.name, "args": c.args, "chars_out": c.chars_out} for c in calls],
-    }
+def _flattened(prepared: Prepared) -> Prepared:
+    return replace(prepared, messages=flatten_tool_history(prepared.messages))
+
+
+def _tools_that_ran(run: _Run) -> str:
+    return ", ".join(sorted({c.name for c in run.report.tool_calls})) or "none"
 
 
 def _one_line(exc: BaseException) -> str:

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from typing import Final
 
-__all__ = ["FINAL_ANSWER_PROMPT", "NO_ANSWER_TEXT", "SYNTHESIS_PROMPT", "fan_out_note"]
+__all__ = [
+    "FINAL_ANSWER_PROMPT",
+    "NO_ANSWER_TEXT",
+    "OUT_OF_CONTEXT_TEXT",
+    "SYNTHESIS_PROMPT",
+    "fan_out_note",
+]
 
 FINAL_ANSWER_PROMPT: Final = (
     "You are out of tool calls for this request. Without calling a tool, answer the user: "
@@ -32,3 +38,9 @@ def fan_out_note(limit: int) -> str:
         f"not run: at most {limit} tool calls are run from one reply; "
         "call it again in your next step if you still need it"
     )
+
+OUT_OF_CONTEXT_TEXT: Final = (
+    "I could not finish: the conversation no longer fits the model's context window "
+    "(about {tokens:,} tokens for a window of {window:,}). Tools that ran: {tools}."
+)
+"""Said for the model when not even the final, trimmed request fits its window."""

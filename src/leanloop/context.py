@@ -1,0 +1,198 @@
+"""The context budget of one run: the window, the plan, the estimate, the request view.
+
+``RunBudget`` is what the loop asks before every request ("what do I send, and does it
+fit?") and tells after every reply ("this is what the server counted"). It owns the
+figures, the once-per-run warnings and the budget/trimming events; the arithmetic lives
+in :mod:`leanloop.budget`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.runnables import RunnableConfig
+
+from leanloop import events
+from leanloop.budget import (
+    ContextPlan,
+    MessageCounter,
+    Overflow,
+    Window,
+    default_resolver,
+    estimator_for,
+    fit_messages,
+    small_window_warning,
+)
+from leanloop.config import AgentSpec, ModelSpec
+from leanloop.report import RunReport
+
+__all__ = ["Prepared", "RunBudget", "resolve_window"]
+
+_log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """One request, ready to send: the view and its estimated size."""
+
+    messages: list[BaseMessage]
+    tools: Sequence[Mapping[str, Any]]
+    chars: int
+    tokens: int
+    over_budget: bool
+    """Above the plan's ceiling even after trimming."""
+    fits_window: bool
+    """Small enough to send at all: the estimate plus the reply reserve fit the window."""
+
+
+async def resolve_window(spec: ModelSpec, model: BaseChatModel) -> Window:
+    """The model's context window and where it came from (config ▸ server ▸ profile ▸ default)."""
+    profile = getattr(model, "profile", None)
+    return await default_resolver().resolve(
+        configured=spec.context_window,
+        provider=spec.provider,
+        base_url=spec.base_url,
+        model_name=spec.model,
+        profile=profile if isinstance(profile, Mapping) else None,
+        api_key=spec.api_key,
+    )
+
+
+def _endpoint(spec: ModelSpec, model: BaseChatModel) -> tuple[str, str]:
+    endpoint = spec.base_url or spec.provider or spec.class_path or type(model).__name__
+    name = spec.model or str(getattr(model, "model_name", "") or getattr(model, "model", ""))
+    return endpoint, name
+
+
+class RunBudget:
+    """The budget of one run (see the module docstring)."""
+
+    def __init__(
+        self,
+        *,
+        spec: AgentSpec,
+        window: Window,
+        model: BaseChatModel,
+        report: RunReport,
+        config: RunnableConfig,
+    ) -> None:
+        self.spec = spec
+        self.window = window
+        self.plan = ContextPlan.for_window(
+            window.tokens,
+            budget_percent=spec.token_budget_percent,
+            max_tokens=spec.model.max_tokens,
+        )
+        self.counter = MessageCounter(estimator_for(*_endpoint(spec.model, model)))
+        self.report = report
+        self.config = config
+        self._warned = False
+        report.window, report.window_source = window.tokens, window.source
+        if warning := small_window_warning(window):
+            _log.warning(warning)
+
+    @property
+    def chars_per_token(self) -> float:
+        """The estimator's current ratio."""
+        return self.counter.estimator.chars_per_token
+
+    def result_cap_chars(self) -> int:
+        """The most characters one tool result may keep in this window."""
+        return self.plan.result_cap_chars(self.chars_per_token)
+
+    async def prepare(
+        self,
+        history: Sequence[BaseMessage],
+        *,
+        tools: Sequence[Mapping[str, Any]] = (),
+        step: int,
+        plan: ContextPlan | None = None,
+    ) -> Prepared:
+        """Build the request view of ``history`` (trimmed to fit), measure it, report it."""
+        plan = plan or self.plan
+        fitted = fit_messages(
+            history,
+            plan=plan,
+            count=self.counter.count_fn(tools=tools),
+            keep_steps=self.spec.trim_keep_steps,
+            enabled=self.spec.trim_tool_results,
+        )
+        if fitted.trimmed:
+            self.report.trimmed_results += fitted.trimmed
+            self.report.tokens_saved_by_trimming += fitted.tokens_saved
+            await events.emit(events.TRIMMED, _trim_payload(fitted, step), self.config)
+        size = self.counter.estimate(fitted.messages, tools)
+        prepared = Prepared(
+            messages=fitted.messages,
+            tools=tools,
+            chars=size.chars,
+            tokens=size.tokens,
+            over_budget=size.tokens > plan.ceiling,
+            fits_window=size.tokens + plan.reply_reserve <= plan.window,
+        )
+        await self._announce(prepared, step)
+        return prepared
+
+    def force_trim_plan(self, prepared: Prepared, overflow: Overflow) -> ContextPlan:
+        """Learn from a refusal for size and return a plan that makes the retry smaller."""
+        estimator = self.counter.estimator
+        if overflow.prompt_tokens:
+            estimator.observe(estimated_chars=prepared.chars, input_tokens=overflow.prompt_tokens)
+        if overflow.window and overflow.window < self.plan.window:
+            self.plan = ContextPlan.for_window(
+                overflow.window,
+                budget_percent=self.spec.token_budget_percent,
+                max_tokens=self.spec.model.max_tokens,
+            )
+            self.report.window, self.report.window_source = overflow.window, "server:error"
+        # Without figures the estimate may still look under the ceiling: aim below what
+        # was just refused, so the retry is really smaller.
+        now = estimator.tokens(prepared.chars)
+        ceiling = max(1, min(self.plan.ceiling, int(now * 0.8)))
+        target = max(1, ceiling * 65 // 100)
+        return dataclasses.replace(self.plan, ceiling=ceiling, trim_target=target, warn_at=target)
+
+    def observe(self, prepared: Prepared, reply: AIMessage) -> int | None:
+        """Correct the estimator from the server's count; return that count, if any."""
+        usage: Mapping[str, Any] = reply.usage_metadata or {}
+        reported = usage.get("input_tokens")
+        if isinstance(reported, int) and reported > 0:
+            self.counter.estimator.observe(estimated_chars=prepared.chars, input_tokens=reported)
+            return reported
+        return None
+
+    async def _announce(self, prepared: Prepared, step: int) -> None:
+        payload = {
+            "step": step,
+            "estimate": prepared.tokens,
+            "ceiling": self.plan.ceiling,
+            "window": self.plan.window,
+            "window_source": self.report.window_source,
+            "chars_per_token": round(self.chars_per_token, 3),
+        }
+        await events.emit(events.BUDGET, payload, self.config)
+        if not self._warned and prepared.tokens >= self.plan.warn_at:
+            self._warned = True
+            _log.warning(
+                "context is %d%% of the budget: estimate=%d ceiling=%d window=%d",
+                100 * prepared.tokens // max(self.plan.ceiling, 1),
+                prepared.tokens,
+                self.plan.ceiling,
+                self.plan.window,
+            )
+
+
+def _trim_payload(fitted: Any, step: int) -> dict[str, Any]:
+    return {
+        "step": step,
+        "count": fitted.trimmed,
+        "tokens_before": fitted.tokens_before,
+        "tokens_after": fitted.tokens_after,
+        "pass": max(fitted.passes) if fitted.passes else 0,
+    }

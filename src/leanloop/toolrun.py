@@ -1,0 +1,145 @@
+"""Run the calls of one reply: strip meta-arguments, run, prune, cap, record.
+
+Each call goes through the same funnel: the pruning meta-arguments are split off (no tool
+ever receives them); the registry runs the tool (failures become one-line messages, the
+registry-wide cap applies); a prunable result may go through the LLM extraction pass; the
+plan's per-result cap keeps any one result from swamping the window. Calls of one reply
+run concurrently, at most ``max_parallel_tools`` of them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import BaseMessage, ToolCall
+from langchain_core.runnables import RunnableConfig
+
+from leanloop import events, prompts
+from leanloop.config import AgentSpec
+from leanloop.pruning import Pruner, PruneRequest, PruneSettings, split_meta_arguments
+from leanloop.pruning.extract import task_context_from
+from leanloop.report import RunReport, ToolCallRecord
+from leanloop.textcap import cap_text
+from leanloop.tools.registry import ToolRegistry
+
+__all__ = ["CallResult", "ToolRunner", "make_pruner"]
+
+
+@dataclass(frozen=True)
+class CallResult:
+    """What one call produced, ready to be framed for the model."""
+
+    call: ToolCall
+    text: str
+    ok: bool
+
+
+def make_pruner(
+    spec: AgentSpec, model: BaseChatModel, *, window_tokens: int, chars_per_token: float
+) -> Pruner | None:
+    """The agent's pruner, or ``None`` when pruning is off."""
+    if not spec.allow_tool_output_pruning:
+        return None
+    settings = PruneSettings(
+        min_chars=spec.pruning_min_chars,
+        timeout=spec.pruning_timeout,
+        concurrency=spec.pruning_concurrency,
+        verify=spec.pruning_verify,
+        window_tokens=window_tokens,
+        chars_per_token=chars_per_token,
+    )
+    return Pruner(model, settings)
+
+
+class ToolRunner:
+    """Runs calls for one run (see the module docstring)."""
+
+    def __init__(
+        self,
+        *,
+        spec: AgentSpec,
+        registry: ToolRegistry,
+        pruner: Pruner | None,
+        report: RunReport,
+        config: RunnableConfig,
+    ) -> None:
+        self.spec = spec
+        self.registry = registry
+        self.pruner = pruner
+        self.prunable = frozenset(spec.pruning_tools) if pruner else frozenset()
+        self.report = report
+        self.config = config
+
+    async def run(
+        self,
+        calls: Sequence[ToolCall],
+        *,
+        step: int,
+        history: Sequence[BaseMessage],
+        result_cap: int,
+    ) -> list[CallResult]:
+        """Run ``calls`` (the first ``max_parallel_tools``), in order of the calls."""
+        limit = self.spec.max_parallel_tools
+        accepted, dropped = list(calls[:limit]), list(calls[limit:])
+        context = task_context_from(history) if self.pruner else ""
+        results = await asyncio.gather(
+            *(self._one(call, step=step, context=context, cap=result_cap) for call in accepted)
+        )
+        note = prompts.fan_out_note(limit)
+        results.extend(CallResult(call, note, ok=False) for call in dropped)
+        if dropped:
+            self.report.events.append(
+                f"step {step}: {len(dropped)} calls over the limit of {limit} not run"
+            )
+        return results
+
+    async def _one(self, call: ToolCall, *, step: int, context: str, cap: int) -> CallResult:
+        if self.pruner is not None:
+            args, request = split_meta_arguments(call["args"])
+        else:  # pruning off changes nothing: a stray meta-argument is the registry's to drop
+            args, request = dict(call["args"]), PruneRequest()
+        outcome = await self.registry.run(call["name"], args)
+        text, pruned = outcome.text, False
+        if self.pruner is not None and outcome.ok and call["name"] in self.prunable:
+            text, pruned = await self._prune(call["name"], text, request, context, step)
+        capped = cap_text(text, cap)
+        self.report.tool_calls.append(
+            ToolCallRecord(
+                step=step,
+                name=outcome.name,
+                args=dict(outcome.args),
+                chars_out=len(capped),
+                chars_raw=outcome.chars_raw,
+                ok=outcome.ok,
+                pruned=pruned,
+                notes=list(outcome.notes),
+            )
+        )
+        return CallResult(call, capped, outcome.ok)
+
+    async def _prune(
+        self, tool: str, raw: str, request: PruneRequest, context: str, step: int
+    ) -> tuple[str, bool]:
+        assert self.pruner is not None
+        outcome = await self.pruner.prune(
+            tool_name=tool, raw=raw, request=request, task_context=context, config=self.config
+        )
+        if outcome.pruned:
+            self.report.chars_saved_by_pruning += outcome.chars_raw - outcome.chars_out
+        if outcome.skipped is None:
+            payload: dict[str, Any] = {
+                "step": step,
+                "tool": tool,
+                "chars_raw": outcome.chars_raw,
+                "chars_out": outcome.chars_out,
+                "chunks": outcome.chunks,
+                "seconds": round(outcome.seconds, 3),
+                "dropped_lines": outcome.dropped_lines,
+                "fallback": outcome.fallback,
+            }
+            await events.emit(events.PRUNED, payload, self.config)
+        return outcome.text, outcome.pruned
