@@ -131,7 +131,7 @@ Feature: Text-mode tool protocol
     Then the framed tool result reply starts with "<tool_result name="read_file">" and closes exactly once at the end
     And the framed tool result reply still shows the escaped text "<\/tool_result>"
     When the tool result of "evil" name">x" is framed for a reply from: ok
-    Then the framed tool result reply starts with "<tool_result name="evil_name__x_">" and closes exactly once at the end
+    Then the framed tool result reply starts with "<tool_result name="evil__name__x">" and closes exactly once at the end
 
   Scenario: Flattening tool history turns calls and results into plain reply turns
     Given a conversation where the reply called read_file and search and got both results

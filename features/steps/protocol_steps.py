@@ -456,6 +456,9 @@ SAMPLE_REPLIES = [
     'search {"pattern": "```tool {"} and list_files()',
     '```tool\n[{"name": "read_file", "arguments": {"path": "日本.md"}}]\n```\n'
     '```tool\nsearch("q")\n```',
+    'Sure <function=search><parameter=pattern>{"a": [1, 2]}<parameter=path>src</function> ok',
+    '```tool\n{"name": "search", "arguments": {"pattern": "}} ``` {{ \\"x\\" \\\\"}}\n```\n'
+    'Now <tool_call>{"name": "read_file", "arguments": {"path": "<tool_call>"}}',
 ]
 
 

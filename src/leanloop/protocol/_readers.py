@@ -232,14 +232,18 @@ def read_qwen(ctx: ReadContext, start: int) -> Outcome | None:
             )
         args[parameter.group(1)] = _parameter_value(text[parameter.end() : value_end])
         pos = value_end + (len("</parameter>") if text.startswith("</parameter>", value_end) else 0)
+    if text.startswith("<parameter", pos):  # a parameter tag that never closed
+        return ctx.unfinished(start) or Outcome(
+            end=len(text), broken=f"the <function={name}> call is cut off"
+        )
     if text.startswith("</function>", pos):
         pos += len("</function>")
     elif text.startswith("</tool_call>", pos):
         pass  # the closing tag of the wrapper ends the call too; the wrapper consumes it
+    elif not ctx.final:
+        return ctx.unfinished(start)  # more parameters may still be on their way
     elif pos < len(text) and not args:
         return Outcome(end=pos, broken=f"the <function={name}> call has no </function>")
-    elif pos >= len(text) and not ctx.final:
-        return ctx.unfinished(start)
     return Outcome(end=pos, calls=[(name, args, start, pos)])
 
 

@@ -1,8 +1,8 @@
 """Stream a text-mode reply without ever showing half a tool call.
 
 While a reply streams, its last few characters might be the start of a call marker
-(```` ``` ````, ``<tool_call``, ``<function=``, ``{"name"`` at a line start, or a tool
-name before ``(``). :class:`HoldBack` keeps those characters back until the next delta
+(```` ``` ````, ``<tool_call``, ``<function=``, ``{"name"``, or a tool name before ``(``
+or ``{``). :class:`HoldBack` keeps those characters back until the next delta
 shows whether they are one; once a marker has definitely started, it shows nothing more
 of that reply, so a reply that is a call yields only the prose before it.
 """
@@ -23,12 +23,12 @@ _DEFINITE = (
     r"|<tool_call>"
     r"|<function="
     r"|```[ \t]*\r?\n[ \t]*\{\s*\"name\""
-    r'|(?<=\n)[ \t]*\{\s*"name"'
+    r'|\{\s*"name"'  # anywhere, like the parser's bare JSON: a hidden tag leaves it mid-line
 )
 # Everything a definite marker can begin with, written as "prefix of" patterns.
 _LITERALS = ("```tool", "```json", "<tool_call>", "<function=")
 _NAME_KEY = r'(?:"(?:n(?:a(?:m(?:e)?)?)?)?)?'
-_BRACE_PREFIX = re.compile(r"[ \t]*(?:\{\s*" + _NAME_KEY + ")?")
+_BRACE_PREFIX = re.compile(r"\{\s*" + _NAME_KEY)
 _FENCE_BRACE_PREFIX = re.compile(r"```[ \t]*(?:\r|\r?\n[ \t]*(?:\{\s*" + _NAME_KEY + r")?)?")
 _NAME_CHAR = re.compile(r"[\w.\-]")
 _SPACES = re.compile(r"[ \t]*")
@@ -61,7 +61,7 @@ class HoldBack:
             pattern += rf"|(?<![\w.\-])(?:{alternation})[ \t]*[({{]"
         self._definite = re.compile(pattern)
         self._held = ""
-        self._last = "\n"  # last character shown; a reply starts at a line start
+        self._last = "\n"  # last character shown: a reply starts as if after a newline
         self._shown = 0
         self._saw_call = False
 
@@ -118,8 +118,8 @@ class HoldBack:
             return True
         if _FENCE_BRACE_PREFIX.fullmatch(tail):
             return True
-        if before == "\n" and _BRACE_PREFIX.fullmatch(tail):
-            return True  # indentation too: a shown indent would hide the line start
+        if _BRACE_PREFIX.fullmatch(tail):
+            return True
         if _NAME_CHAR.match(before):
             return False
         return any(self._name_prefix(tail, name) for name in self._names)
