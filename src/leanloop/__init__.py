@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
 
+from leanloop.agent import LLMAgent, load_agents
 from leanloop.config import AgentSpec, ModelSpec
 from leanloop.exceptions import (
     ContextOverflowError,
@@ -14,6 +15,7 @@ from leanloop.exceptions import (
     SpecIssue,
     ToolError,
 )
+from leanloop.spec import agent_schema, load_specs
 
 try:
     __version__ = version("leanloop")
@@ -23,6 +25,7 @@ except PackageNotFoundError:  # pragma: no cover - running from a source tree wi
 __all__ = [
     "AgentSpec",
     "ContextOverflowError",
+    "LLMAgent",
     "LeanloopError",
     "LocalModelError",
     "ModelError",
@@ -31,4 +34,7 @@ __all__ = [
     "SpecIssue",
     "ToolError",
     "__version__",
+    "agent_schema",
+    "load_agents",
+    "load_specs",
 ]

@@ -65,6 +65,11 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--quiet", "-q", action="store_true", help="no per-step lines on stderr")
     run.set_defaults(handler=_run)
 
+    window = sub.add_parser("window", help="show each agent's context window and its source")
+    window.add_argument("file", help="the agents YAML file")
+    window.add_argument("--agent", help="only this agent")
+    window.set_defaults(handler=_window)
+
     try:
         from leanloop.localmodel.cli import register  # noqa: PLC0415
     except ImportError:  # pragma: no cover - the local model commands are optional extras
@@ -93,6 +98,35 @@ def _run(args: argparse.Namespace) -> int:
         print(json.dumps({"answer": message.text, **report}, indent=2, default=str))
     else:
         print(message.text)
+    return EXIT_OK
+
+
+def _window(args: argparse.Namespace) -> int:
+    from leanloop.agent import LLMAgent, load_agents  # noqa: PLC0415
+    from leanloop.budget import ContextPlan  # noqa: PLC0415
+    from leanloop.context import resolve_window  # noqa: PLC0415
+
+    agents = load_agents(args.file)
+    if args.agent is not None:
+        agents = {args.agent: LLMAgent.from_file(args.file, args.agent)}
+
+    async def resolve_all() -> list[str]:
+        lines = []
+        for name, agent in agents.items():
+            window = await resolve_window(agent.spec.model, agent.model)
+            plan = ContextPlan.for_window(
+                window.tokens,
+                budget_percent=agent.spec.token_budget_percent,
+                max_tokens=agent.spec.model.max_tokens,
+            )
+            lines.append(
+                f"{name}: window {window.tokens:,} tokens (source: {window.source}); "
+                f"request ceiling {plan.ceiling:,}, reply reserve {plan.reply_reserve:,}"
+            )
+        return lines
+
+    for line in asyncio.run(resolve_all()):
+        print(line)
     return EXIT_OK
 
 

@@ -55,8 +55,8 @@ class ModelSpec:
     """Seconds per request."""
     context_window: int | None = None
     """The configured window in tokens; ``None`` lets leanloop discover it."""
-    kwargs: Mapping[str, Any] = field(default_factory=dict)
-    """Extra keyword arguments for the model class."""
+    kwargs: Mapping[str, Any] = field(default_factory=dict, repr=False)
+    """Extra keyword arguments for the model class (may hold secrets: kept out of repr)."""
     location: SourceLocation | None = None
     """Where the model was declared, for errors raised while building it."""
 
