@@ -186,14 +186,10 @@ def _call_arguments(
     names = _BARE_NAMES.fullmatch(source)
     if names is not None and not set(re.findall(r"[\w.]+", source)) <= _LITERAL_NAMES:
         return None  # ``search(pattern)`` is code, not a call: skip the parse
-    try:
-        call = ast.parse("f" + source, mode="eval").body
-        if not isinstance(call, ast.Call) or any(k.arg is None for k in call.keywords):
-            return None
-        positional = [literal_value(arg) for arg in call.args]
-        keywords = {str(k.arg): literal_value(k.value) for k in call.keywords}
-    except (SyntaxError, ValueError, RecursionError, MemoryError, TypeError):
+    read = _json_positional(source) or _python_arguments(source)
+    if read is None:
         return None
+    positional, keywords = read
     if not positional:
         return keywords
     if params is None:
@@ -205,6 +201,30 @@ def _call_arguments(
     if clash:
         return f"{name} got more than one value for {', '.join(clash)}"
     return args | keywords
+
+
+def _json_positional(source: str) -> tuple[list[Any], dict[str, Any]] | None:
+    """Fast path for the common ``name("a", 2)``: positional JSON values only, no AST."""
+    if "=" in source or "'" in source:
+        return None
+    try:
+        values = json.loads("[" + source[1:-1] + "]")
+    except (ValueError, RecursionError):
+        return None
+    return (values, {}) if isinstance(values, list) else None
+
+
+def _python_arguments(source: str) -> tuple[list[Any], dict[str, Any]] | None:
+    """Positional and keyword arguments of ``(...)`` read as Python literals, or None."""
+    try:
+        call = ast.parse("f" + source, mode="eval").body
+        if not isinstance(call, ast.Call) or any(k.arg is None for k in call.keywords):
+            return None
+        positional = [literal_value(arg) for arg in call.args]
+        keywords = {str(k.arg): literal_value(k.value) for k in call.keywords}
+    except (SyntaxError, ValueError, RecursionError, MemoryError, TypeError):
+        return None
+    return positional, keywords
 
 
 def read_qwen(ctx: ReadContext, start: int) -> Outcome | None:
