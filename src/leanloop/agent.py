@@ -8,13 +8,14 @@ an ``AIMessage`` whose ``response_metadata["leanloop"]`` is the run report.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from typing import Any, cast
 
 from langchain_core.callbacks import AsyncCallbackManagerForChainRun
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage
+from langchain_core.messages import AIMessage, AIMessageChunk
 from langchain_core.runnables import RunnableConfig, RunnableSerializable
 from langchain_core.tools import BaseTool
 from pydantic import ConfigDict
@@ -22,7 +23,7 @@ from pydantic import ConfigDict
 from leanloop.config import AgentSpec
 from leanloop.exceptions import SpecError, SpecIssue
 from leanloop.inputs import AgentInput, opening_messages
-from leanloop.loop import AgentLoop
+from leanloop.loop import AgentLoop, TextSink
 from leanloop.models import build_chat_model
 from leanloop.spec import load_specs
 from leanloop.tools.loader import build_tools
@@ -109,15 +110,53 @@ class LLMAgent(RunnableSerializable[AgentInput, AIMessage]):
         with ThreadPoolExecutor(max_workers=1) as pool:
             return pool.submit(asyncio.run, self.ainvoke(input, config, **kwargs)).result()
 
+    async def astream(
+        self, input: AgentInput, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> AsyncIterator[AIMessageChunk]:
+        """Stream the answer: text chunks as the model writes them, then the report.
+
+        Text of every reply is passed on as it arrives, except anything that could be
+        part of a tool call (the start of a call marker is held back, a reply that turns
+        out to be a call shows nothing more). The last chunk has no text and carries the
+        run report in ``response_metadata["leanloop"]``; adding up all chunks gives an
+        ``AIMessageChunk`` with the report attached.
+        """
+        queue: asyncio.Queue[AIMessageChunk | None] = asyncio.Queue()
+
+        async def on_text(text: str) -> None:
+            await queue.put(AIMessageChunk(content=text))
+
+        async def drive() -> None:
+            try:
+                final = await self._acall_with_config(
+                    self._arun, input, config, on_text=on_text, **kwargs
+                )
+                await queue.put(
+                    AIMessageChunk(content="", response_metadata=final.response_metadata)
+                )
+            finally:
+                await queue.put(None)
+
+        task = asyncio.create_task(drive())
+        try:
+            while (chunk := await queue.get()) is not None:
+                yield chunk
+        finally:
+            if not task.done():
+                task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task  # re-raises the run's own failure, if any
+
     async def _arun(
         self,
         input: AgentInput,
         run_manager: AsyncCallbackManagerForChainRun,
         config: RunnableConfig,
+        on_text: TextSink | None = None,
     ) -> AIMessage:
         messages = opening_messages(input, system_prompt=self.spec.system_prompt)
         child = cast(RunnableConfig, {**config, "callbacks": run_manager.get_child()})
-        return await self._loop().run(messages, child)
+        return await self._loop().run(messages, child, on_text=on_text)
 
 
 def load_agents(path: str | os.PathLike[str]) -> dict[str, LLMAgent]:

@@ -12,12 +12,19 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import (
+    AIMessage,
+    AIMessageChunk,
+    BaseMessage,
+    HumanMessage,
+    SystemMessage,
+    message_chunk_to_message,
+)
 from langchain_core.runnables import RunnableConfig
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
@@ -34,7 +41,7 @@ from leanloop.modes import (
     is_tools_refusal,
     text_result_turn,
 )
-from leanloop.protocol import flatten_tool_history
+from leanloop.protocol import HoldBack, flatten_tool_history
 from leanloop.pruning import augment_tool_schemas
 from leanloop.report import RequestRecord, RunReport, StopReason
 from leanloop.toolrun import ToolRunner, make_pruner
@@ -43,6 +50,9 @@ from leanloop.tools.registry import ToolRegistry
 __all__ = ["AgentLoop", "RunFailed"]
 
 _log = logging.getLogger(__name__)
+
+TextSink = Callable[[str], Awaitable[None]]
+"""Where streamed answer text goes."""
 
 
 class RunFailed(ModelError):
@@ -72,6 +82,10 @@ class _Run:
     tools_ran: bool = False
     base_system: SystemMessage | None = None
     """The system message as the caller gave it, before any tool instructions."""
+    on_text: TextSink | None = None
+    """Receives answer text as it streams (``astream``); ``None`` when not streaming."""
+    streamed: str = ""
+    """The text of the latest reply that was passed to ``on_text``."""
 
 
 class AgentLoop:
@@ -94,14 +108,27 @@ class AgentLoop:
             schemas = augment_tool_schemas(schemas, spec.pruning_tools)
         self.schemas = schemas
 
-    async def run(self, messages: Sequence[BaseMessage], config: RunnableConfig) -> AIMessage:
+    async def run(
+        self,
+        messages: Sequence[BaseMessage],
+        config: RunnableConfig,
+        *,
+        on_text: TextSink | None = None,
+    ) -> AIMessage:
         """Run the loop from ``messages`` to a final answer.
+
+        Args:
+            messages: The opening conversation.
+            config: The run's config (callbacks, tags) passed to every model call.
+            on_text: When given, replies are streamed and their text (never any part of a
+                tool call) is passed here as it arrives.
 
         Raises:
             RunFailed: When a request to the model fails for a reason other than its size
                 (after LangChain's own retries); nothing half-done stays in the history.
         """
         run = await self._start(messages, config)
+        run.on_text = on_text
         while run.step < self.spec.max_rounds:
             prepared = await self._prepare(run, tools=True)
             if prepared.over_budget:
@@ -117,7 +144,7 @@ class AgentLoop:
                 return await self._final_answer(run, "budget_exhausted")
             read = run.protocol.read(reply)
             if not read.calls and not read.corrections:
-                return self._finish(
+                return await self._finish(
                     run, read.reply, "budget_exhausted" if run.synthesis else "answer"
                 )
             await self._tool_round(run, read)
@@ -184,7 +211,7 @@ class AgentLoop:
         attempt, recovered_size, flattened = prepared, False, False
         while True:
             try:
-                reply = await self._invoke(attempt, run.config)
+                reply = await self._invoke(run, attempt)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
@@ -208,14 +235,43 @@ class AgentLoop:
             self._record(run, attempt, reply, kind)
             return reply
 
-    async def _invoke(self, prepared: Prepared, config: RunnableConfig) -> AIMessage:
+    async def _invoke(self, run: _Run, prepared: Prepared) -> AIMessage:
         model: Any = self.model
         if prepared.tools:
             model = self.model.bind_tools([dict(t) for t in prepared.tools])
-        reply = await model.ainvoke(prepared.messages, config=config)
+        if run.on_text is not None:
+            reply = await self._stream(run, model, prepared)
+        else:
+            reply = await model.ainvoke(prepared.messages, config=run.config)
         if not isinstance(reply, AIMessage):  # a custom model returning a plain message
             reply = AIMessage(content=str(getattr(reply, "content", reply)))
         return reply
+
+    async def _stream(self, run: _Run, model: Any, prepared: Prepared) -> AIMessage:
+        """Stream one reply, passing on text that cannot be the start of a tool call."""
+        hold = HoldBack(run.protocol.parameters)
+        whole: AIMessageChunk | None = None
+        run.streamed = ""
+        async for chunk in model.astream(prepared.messages, config=run.config):
+            whole = chunk if whole is None else whole + chunk
+            if chunk.tool_call_chunks:
+                hold.feed("")  # a native call has begun; the text so far was already safe
+            await self._show(run, hold.feed(chunk.text) if not chunk.tool_call_chunks else "")
+        reply = message_chunk_to_message(whole) if whole is not None else AIMessage(content="")
+        if not isinstance(reply, AIMessage):
+            reply = AIMessage(content=str(reply.content))
+        if not reply.tool_calls:
+            read = run.protocol.read(reply)
+            # The hold-back stops at anything that might start a call; when the finished
+            # reply holds none after all (a ```json block of data), show the rest of it.
+            rest = hold.flush() if read.calls or read.corrections else reply.text[hold.shown :]
+            await self._show(run, rest)
+        return reply
+
+    async def _show(self, run: _Run, text: str) -> None:
+        if text and run.on_text is not None:
+            run.streamed += text
+            await run.on_text(text)
 
     async def _recover_size(self, run: _Run, attempt: Prepared, overflow: Any) -> Prepared:
         plan = run.budget.force_trim_plan(attempt, overflow)
@@ -294,17 +350,17 @@ class AgentLoop:
         run.history.append(HumanMessage(content=prompts.FINAL_ANSWER_PROMPT))
         prepared = await self._prepare(run, tools=False)
         if not prepared.fits_window:
-            return self._finish(run, self._out_of_context(run, prepared), reason)
+            return await self._finish(run, self._out_of_context(run, prepared), reason)
         try:
             reply = await self._send(run, prepared, kind="final")
         except _StillTooLarge:
-            return self._finish(run, self._out_of_context(run, prepared), reason)
+            return await self._finish(run, self._out_of_context(run, prepared), reason)
         # A call written on the final request is never run; only its text counts.
         text = answer_text(reply, run.protocol.parameters)
         if not text:
             text = prompts.NO_ANSWER_TEXT.format(tools=_tools_that_ran(run))
         answer = AIMessage(content=text, usage_metadata=reply.usage_metadata, id=reply.id)
-        return self._finish(run, answer, reason)
+        return await self._finish(run, answer, reason)
 
     def _out_of_context(self, run: _Run, prepared: Prepared) -> AIMessage:
         text = prompts.OUT_OF_CONTEXT_TEXT.format(
@@ -331,7 +387,12 @@ class AgentLoop:
         )
         run.report.chars_per_token = round(run.budget.chars_per_token, 3)
 
-    def _finish(self, run: _Run, reply: AIMessage, reason: StopReason) -> AIMessage:
+    async def _finish(self, run: _Run, reply: AIMessage, reason: StopReason) -> AIMessage:
+        if run.on_text is not None:
+            # Answers leanloop composed (or cleaned of a written call) were not streamed as
+            # they are: pass on whatever of the final text the caller has not seen yet.
+            text, shown = reply.text, run.streamed
+            await self._show(run, text[len(shown) :] if text.startswith(shown) else f"\n\n{text}")
         run.report.stop_reason = reason
         run.report.steps = run.step
         metadata = {**reply.response_metadata, "leanloop": run.report.to_dict()}
