@@ -52,6 +52,17 @@ Feature: Budget overflow errors
       | plain value error            |
       | html 400 body                |
 
+  Scenario Outline: A refusal raised through ChatOpenAI by a real HTTP exchange is an overflow
+    Given an overflow test server that refuses every chat request like <server>
+    And an overflow error from a ChatOpenAI request to the overflow test server
+    When the overflow error is parsed
+    Then it is an overflow with a prompt of <prompt> tokens and a window of <window> tokens
+
+    Examples: servers
+      | server    | prompt | window |
+      | llama.cpp | 2500   | 2048   |
+      | OpenAI    | 9100   | 8192   |
+
   Scenario: A cycle in the exception chain does not hang overflow parsing
     Given a cyclic overflow error chain around kind "plain value error"
     When the overflow error is parsed

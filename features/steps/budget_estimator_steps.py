@@ -221,6 +221,19 @@ def step_estimate(context: Context) -> None:
     assert estimate.tokens > 0
 
 
+@when("estimator history message {index:d} is replaced in place by one of {size:d} characters")
+def step_replace(context: Context, index: int, size: int) -> None:
+    context.budget_history[index] = HumanMessage("w" * size)
+    assert len(context.budget_history[index].text) == size
+
+
+@when("the estimator estimates the history as a tuple")
+def step_estimate_tuple(context: Context) -> None:
+    estimate = context.budget_counter.estimate(tuple(context.budget_history))
+    context.budget_estimates.append(estimate)
+    assert estimate.tokens > 0
+
+
 @when("the estimator estimates the history with the schemas and {extra:d} extra characters")
 def step_estimate_extra(context: Context, extra: int) -> None:
     tools = context.budget_estimator_tools

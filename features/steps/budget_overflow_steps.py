@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import threading
 from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import httpx
@@ -10,7 +13,9 @@ import ollama
 import openai
 from behave import given, then, when
 from behave.runner import Context
+from langchain_openai import ChatOpenAI
 from langchain_openai.chat_models.base import OpenAIContextOverflowError
+from support.aio import run
 
 from leanloop.budget import parse_overflow
 from leanloop.exceptions import ContextOverflowError
@@ -112,6 +117,67 @@ _ERRORS: dict[str, Callable[[], BaseException]] = {
     "html 400 body": lambda: _text_body("<html><body>400 Bad Request</body></html>"),
     "plain text 400 body": lambda: _text_body("the prompt exceeds the context window (n_ctx 2048)"),
 }
+
+
+class _RefusingHandler(BaseHTTPRequestHandler):
+    """Answers every request with the 400 the server class was given."""
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return None
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        body = self.server.refusal  # type: ignore[attr-defined]
+        self.send_response(400)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+@given("an overflow test server that refuses every chat request like {kind}")
+def step_refusing_server(context: Context, kind: str) -> None:
+    refusals = {
+        "llama.cpp": {"error": LLAMA_BODY},
+        "OpenAI": {
+            "error": {
+                "message": "This model's maximum context length is 8192 tokens. However, your "
+                "messages resulted in 9100 tokens.",
+                "type": "invalid_request_error",
+                "param": "messages",
+                "code": "context_length_exceeded",
+            }
+        },
+    }
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _RefusingHandler)
+    httpd.daemon_threads = True
+    httpd.refusal = json.dumps(refusals[kind]).encode()  # type: ignore[attr-defined]
+    threading.Thread(
+        target=httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+    ).start()
+
+    def stop() -> None:
+        httpd.shutdown()
+        httpd.server_close()
+
+    context.cleanups.append(stop)
+    host, port = httpd.server_address[:2]
+    context.budget_overflow_url = f"http://{host!s}:{port}/v1"
+    assert port
+
+
+@given("an overflow error from a ChatOpenAI request to the overflow test server")
+def step_chat_error(context: Context) -> None:
+    model = ChatOpenAI(
+        model="qwen", base_url=context.budget_overflow_url, api_key="sk-test", max_retries=0
+    )
+    try:
+        run(model.ainvoke("hello"))
+    except Exception as exc:
+        context.budget_overflow_error = exc
+    else:
+        raise AssertionError("the overflow test server did not refuse")
+    assert isinstance(context.budget_overflow_error, openai.BadRequestError)
 
 
 @given('an overflow error of kind "{kind}"')

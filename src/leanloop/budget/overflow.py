@@ -28,6 +28,7 @@ from leanloop.exceptions import ContextOverflowError
 __all__ = ["Overflow", "parse_overflow"]
 
 _MESSAGE_MAX = 300
+_TEXT_MAX = 2_000
 _CHAIN_MAX = 16
 _NUM = r"(\d[\d,]*)"
 
@@ -131,11 +132,7 @@ def _parse_one(exc: BaseException) -> Overflow | None:
 def _body_fields(exc: BaseException) -> dict[str, Any]:
     """The error fields from the exception's body, its response's JSON, or a dict arg."""
     bodies: list[Any] = [getattr(exc, "body", None), getattr(exc, "error", None)]
-    response = getattr(exc, "response", None)
-    if response is not None and callable(getattr(response, "json", None)):
-        # An unread or non-JSON body says nothing; httpx raises several kinds for that.
-        with contextlib.suppress(Exception):
-            bodies.append(response.json())
+    bodies.append(_response_body(getattr(exc, "response", None)))
     bodies.extend(arg for arg in exc.args if isinstance(arg, Mapping))
     fields: dict[str, Any] = {}
     for outer in bodies:
@@ -148,6 +145,19 @@ def _body_fields(exc: BaseException) -> dict[str, Any]:
     if isinstance(fields.get("error"), Mapping):
         del fields["error"]
     return fields
+
+
+def _response_body(response: Any) -> Any:
+    """An HTTP response's JSON, else its text as a ``message``; ``None`` if unreadable."""
+    # Duck-typed: the openai client carries its own httpx fork's responses.
+    if not callable(getattr(response, "json", None)):
+        return None
+    # An unread or undecodable body says nothing; httpx raises several kinds for that.
+    with contextlib.suppress(Exception):
+        return response.json()
+    with contextlib.suppress(Exception):
+        return {"message": response.text[:_TEXT_MAX]}
+    return None
 
 
 def _status(exc: BaseException) -> int | None:

@@ -79,7 +79,8 @@ class TokenEstimator:
 
     def tokens(self, chars: int) -> int:
         """Estimate the tokens of ``chars`` characters (rounded up)."""
-        return math.ceil(max(chars, 0) / self._ratio)
+        # The epsilon keeps 330 / 3.3 at 100 tokens, not 100.00000000000001 rounded up.
+        return math.ceil(max(chars, 0) / self._ratio - 1e-9)
 
     def observe(self, *, estimated_chars: int, input_tokens: int) -> float:
         """Correct the ratio from a request of ``estimated_chars`` the server counted.
@@ -181,18 +182,17 @@ class MessageCounter:
             return self._chars(message)
 
     def total_chars(self, messages: Sequence[BaseMessage]) -> int:
-        """The characters of ``messages``; O(new messages) when it extends the last list."""
+        """The characters of ``messages``; O(new messages) when it extends a recent list."""
         with self._lock:
-            total = None
             for slot, (prefix, chars) in enumerate(self._prefixes):
-                known = len(prefix)
-                # List equality compares identities first, in C: cheap when nothing changed.
-                if len(messages) >= known and list(messages[:known]) == prefix:
-                    total = chars + sum(map(self._chars, messages[known:]))
+                if _extends(messages, prefix):
+                    new = messages[len(prefix) :]
+                    total = chars + sum(map(self._chars, new))
+                    prefix.extend(new)  # the private snapshot grows in place: O(new)
                     del self._prefixes[slot]
-                    break
-            if total is None:
-                total = sum(map(self._chars, messages))
+                    self._prefixes.insert(0, (prefix, total))
+                    return total
+            total = sum(map(self._chars, messages))
             self._prefixes.insert(0, (list(messages), total))
             del self._prefixes[_PREFIX_SLOTS:]
             return total
@@ -235,6 +235,17 @@ class MessageCounter:
         if len(self._cache) > self._max_entries:
             self._cache.popitem(last=False)
         return chars
+
+
+def _extends(messages: Sequence[BaseMessage], prefix: list[BaseMessage]) -> bool:
+    """Whether ``messages`` starts with exactly the messages of ``prefix``."""
+    known = len(prefix)
+    if len(messages) < known:
+        return False
+    head = messages if len(messages) == known else messages[:known]
+    # List equality compares identities first, in C: cheap when nothing changed, and equal
+    # (not identical) messages have equal counts anyway.
+    return (head if isinstance(head, list) else list(head)) == prefix
 
 
 _registry: dict[tuple[str, str], TokenEstimator] = {}
