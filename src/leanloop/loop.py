@@ -14,7 +14,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, cast
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import (
@@ -251,15 +251,25 @@ class AgentLoop:
         """Stream one reply, passing on text that cannot be the start of a tool call."""
         hold = HoldBack(run.protocol.parameters)
         whole: AIMessageChunk | None = None
+        complete: AIMessage | None = None
         run.streamed = ""
-        async for chunk in model.astream(prepared.messages, config=run.config):
-            whole = chunk if whole is None else whole + chunk
-            if chunk.tool_call_chunks:
-                hold.feed("")  # a native call has begun; the text so far was already safe
-            await self._show(run, hold.feed(chunk.text) if not chunk.tool_call_chunks else "")
-        reply = message_chunk_to_message(whole) if whole is not None else AIMessage(content="")
-        if not isinstance(reply, AIMessage):
-            reply = AIMessage(content=str(reply.content))
+        async for item in model.astream(prepared.messages, config=run.config):
+            if not isinstance(item, AIMessageChunk):
+                # A model without streaming support hands over the whole reply at once.
+                complete = item if isinstance(item, AIMessage) else AIMessage(content=str(item))
+                calling = bool(complete.tool_calls)
+                await self._show(run, "" if calling else hold.feed(complete.text))
+                continue
+            whole = item if whole is None else whole + item
+            if item.tool_call_chunks:
+                continue  # a native call has begun: its text is not for the reader
+            await self._show(run, hold.feed(item.text))
+        if complete is not None:
+            reply = complete
+        elif whole is not None:
+            reply = cast(AIMessage, message_chunk_to_message(whole))
+        else:
+            reply = AIMessage(content="")
         if not reply.tool_calls:
             read = run.protocol.read(reply)
             # The hold-back stops at anything that might start a call; when the finished
