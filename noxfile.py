@@ -52,7 +52,7 @@ def _typecheck(session: nox.Session) -> bool:
 def _behave(session: nox.Session, *, coverage: bool, extra: tuple[str, ...] = ()) -> bool:
     junit = BUILD / "behave"
     junit.mkdir(parents=True, exist_ok=True)
-    for old in junit.glob("*.xml"):
+    for old in [*junit.glob("*.xml"), *BUILD.glob(".coverage*")]:
         old.unlink()
     args = [
         "-m",

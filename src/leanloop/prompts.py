@@ -39,6 +39,7 @@ def fan_out_note(limit: int) -> str:
         "call it again in your next step if you still need it"
     )
 
+
 OUT_OF_CONTEXT_TEXT: Final = (
     "I could not finish: the conversation no longer fits the model's context window "
     "(about {tokens:,} tokens for a window of {window:,}). Tools that ran: {tools}."
