@@ -108,6 +108,17 @@ Feature: Budget window discovery
     When the window is resolved for provider "openai-compatible" at the test server with model "qwen"
     Then the window is 32768 tokens from "default:local"
 
+  Scenario Outline: A base URL nothing answers at falls back without an error
+    When the window is resolved for provider "openai-compatible" at "<base_url>"
+    Then the window is <tokens> tokens from "<source>"
+
+    Examples: unreachable
+      | base_url                  | tokens | source        |
+      | http://127.0.0.1:1/v1     | 32768  | default:local |
+      | http://127.0.0.1:99999/v1 | 32768  | default:local |
+      | ftp://127.0.0.1/v1        | 32768  | default:local |
+      | http://[::1/v1            | 128000 | default:hosted |
+
   Scenario: A hanging server is given up on after the probe timeout
     Given a window resolver with a fake clock and a probe timeout of 0.2 seconds
     And a window test server that hangs 2.0 seconds on every request

@@ -158,8 +158,9 @@ class MessageCounter:
     Counts are cached by message identity. The cache keeps a strong reference to each
     message it measured, so an ``id()`` can never be reused by another message while its
     count is cached; it holds at most ``max_entries`` messages, least recently used out.
-    A sequence that extends the one counted last (the loop's append-only history) costs
-    only its new messages.
+    A sequence that extends one of the last two counted (the loop's append-only history,
+    the request view) costs only its new messages, plus a C-level identity comparison.
+    Messages must not be mutated after they were counted.
 
     Args:
         estimator: Converts characters to tokens.

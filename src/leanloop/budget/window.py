@@ -284,7 +284,9 @@ class _Probe:
                 response = await self._send(method, url, json)
                 if response.status_code == httpx.codes.METHOD_NOT_ALLOWED and retry_post:
                     response = await self._send("POST", url, json)
-        except (TimeoutError, httpx.HTTPError, OSError) as exc:
+        except Exception as exc:  # any failure of a probe means "unknown"
+            # Timeouts, refused connections, bad URLs and transport errors (some arrive
+            # wrapped in an ExceptionGroup) all mean the server did not say.
             logger.debug("window probe %s %s failed: %s", method, url, type(exc).__name__)
             return None
         if not response.is_success:
@@ -314,7 +316,10 @@ def _is_local(provider: str | None, base_url: str | None) -> bool:
         return True
     if not base_url:
         return False
-    host = urlsplit(base_url).hostname or ""
+    try:
+        host = urlsplit(base_url).hostname or ""
+    except ValueError:  # not a URL at all: there is no server to ask
+        return False
     return host != _HOSTED_OPENAI_HOST
 
 
