@@ -94,6 +94,16 @@ class AgentSpec:
     pruning_concurrency: int = 4
     pruning_verify: bool = True
     tool_mode: ToolMode = "auto"
+    max_repeated_calls: int = 2
+    """Repeated identical calls in a row answered with a reminder before the final answer."""
+    prefetch_mentioned_files: bool = True
+    """Read workspace files named in the request before the first model call."""
+    repair_paths: bool | None = None
+    """Read the one file the request names when a requested path is missing (``None``: profile)."""
+    first_tool_choice: Literal["auto", "required"] = "auto"
+    """``required`` makes the first reply a tool call on servers that honour it."""
+    prompt_profile: Literal["auto", "default", "small"] = "auto"
+    """Instruction style; ``auto`` picks by the model's name."""
     source: Path | None = None
     """The file the agent was loaded from, if any."""
     location: SourceLocation | None = None

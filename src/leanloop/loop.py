@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
 from langchain_core.language_models import BaseChatModel
@@ -23,6 +23,7 @@ from langchain_core.messages import (
     BaseMessage,
     HumanMessage,
     SystemMessage,
+    ToolCall,
     message_chunk_to_message,
 )
 from langchain_core.runnables import RunnableConfig
@@ -33,6 +34,7 @@ from leanloop.budget import parse_overflow
 from leanloop.config import AgentSpec
 from leanloop.context import Prepared, RunBudget, resolve_window
 from leanloop.exceptions import ModelError
+from leanloop.guard import CallGuard, workspace_fingerprint
 from leanloop.modes import (
     ReadCalls,
     ToolProtocol,
@@ -41,7 +43,9 @@ from leanloop.modes import (
     is_tools_refusal,
     text_result_turn,
 )
-from leanloop.protocol import HoldBack, flatten_tool_history
+from leanloop.prefetch import mentioned_paths
+from leanloop.profiles import DEFAULT, PromptProfile, pick_profile
+from leanloop.protocol import HoldBack, flatten_tool_history, format_tool_call
 from leanloop.pruning import augment_tool_schemas
 from leanloop.report import RequestRecord, RunReport, StopReason
 from leanloop.toolrun import ToolRunner, make_pruner
@@ -86,6 +90,8 @@ class _Run:
     """Receives answer text as it streams (``astream``); ``None`` when not streaming."""
     streamed: str = ""
     """The text of the latest reply that was passed to ``on_text``."""
+    profile: PromptProfile = DEFAULT
+    guard: CallGuard = field(default_factory=CallGuard)
 
 
 class AgentLoop:
@@ -150,6 +156,8 @@ class AgentLoop:
             await self._tool_round(run, read)
             if run.synthesis:
                 return await self._final_answer(run, "budget_exhausted")
+            if run.guard.exhausted:
+                return await self._final_answer(run, "repeated_calls")
         return await self._final_answer(run, "max_rounds")
 
     async def _start(self, messages: Sequence[BaseMessage], config: RunnableConfig) -> _Run:
@@ -169,14 +177,61 @@ class AgentLoop:
             window_tokens=await self._pruning_window(window.tokens),
             chars_per_token=budget.chars_per_token,
         )
-        runner = ToolRunner(
-            spec=self.spec, registry=self.registry, pruner=pruner, report=report, config=config
+        guard = CallGuard(
+            max_repeats=self.spec.max_repeated_calls,
+            fingerprint=workspace_fingerprint(self.spec.workspace),
         )
+        runner = ToolRunner(
+            spec=self.spec,
+            registry=self.registry,
+            pruner=pruner,
+            report=report,
+            config=config,
+            guard=guard,
+        )
+        profile = pick_profile(self.spec.prompt_profile, self.spec.model.model)
+        report.prompt_profile = profile.name
         opening = list(messages)
         base = opening[0] if opening and isinstance(opening[0], SystemMessage) else None
-        run = _Run(opening, report, budget, protocol, runner, config, base_system=base)
+        if profile.guidance and self.schemas:
+            text = f"{base.text}\n\n{profile.guidance}" if base else profile.guidance
+            base = SystemMessage(content=text)
+        run = _Run(
+            opening, report, budget, protocol, runner, config, base_system=base, profile=profile
+        )
+        run.guard = guard
         _install_system(run)
+        await self._prefetch(run)
         return run
+
+    async def _prefetch(self, run: _Run) -> None:
+        """Read the workspace files the request names, as ordinary read_file calls."""
+        workspace = self.spec.workspace
+        if not (
+            self.spec.prefetch_mentioned_files and workspace and "read_file" in self.registry.names
+        ):
+            return
+        question = next((m for m in reversed(run.history) if isinstance(m, HumanMessage)), None)
+        paths = mentioned_paths(question.text, workspace) if question else []
+        if not paths:
+            return
+        calls: list[ToolCall] = [
+            {"name": "read_file", "args": {"path": p}, "id": f"prefetch_{i}", "type": "tool_call"}
+            for i, p in enumerate(paths)
+        ]
+        results = await run.runner.run(
+            calls, step=0, history=run.history, result_cap=run.budget.result_cap_chars()
+        )
+        if run.protocol.mode == "native":
+            reply = AIMessage(content="", tool_calls=calls)
+        else:
+            reply = AIMessage(
+                content="\n".join(format_tool_call(c["name"], c["args"]) for c in calls)
+            )
+        messages = run.protocol.results(calls, [r.text for r in results], [r.ok for r in results])
+        run.history.extend([reply, *messages])
+        run.report.prefetched = paths
+        run.tools_ran = True
 
     async def _pruning_window(self, main_window: int) -> int:
         spec = self.spec.pruning_model
@@ -198,7 +253,7 @@ class AgentLoop:
             plan.ceiling,
             plan.window,
         )
-        run.history.append(HumanMessage(content=prompts.SYNTHESIS_PROMPT))
+        run.history.append(HumanMessage(content=run.profile.synthesis))
         run.report.events.append(f"step {run.step + 1}: budget spent, synthesis flow started")
         await events.emit(
             events.SYNTHESIS,
@@ -238,7 +293,8 @@ class AgentLoop:
     async def _invoke(self, run: _Run, prepared: Prepared) -> AIMessage:
         model: Any = self.model
         if prepared.tools:
-            model = self.model.bind_tools([dict(t) for t in prepared.tools])
+            choice = "required" if self._require_tool(run) else None
+            model = self.model.bind_tools([dict(t) for t in prepared.tools], tool_choice=choice)
         if run.on_text is not None:
             reply = await self._stream(run, model, prepared)
         else:
@@ -246,6 +302,11 @@ class AgentLoop:
         if not isinstance(reply, AIMessage):  # a custom model returning a plain message
             reply = AIMessage(content=str(getattr(reply, "content", reply)))
         return reply
+
+    def _require_tool(self, run: _Run) -> bool:
+        """``first_tool_choice: required`` applies to the first model request only."""
+        first = run.step == 0 and not any(r.kind == "step" for r in run.report.requests)
+        return self.spec.first_tool_choice == "required" and first
 
     async def _stream(self, run: _Run, model: Any, prepared: Prepared) -> AIMessage:
         """Stream one reply, passing on text that cannot be the start of a tool call."""
@@ -338,6 +399,9 @@ class AgentLoop:
             messages = run.protocol.results(
                 [r.call for r in results], [r.text for r in results], [r.ok for r in results]
             )
+            repeated = sum(r.repeated for r in results)
+            run.guard.end_round(repeated=repeated, ran=len(results) - repeated)
+            run.report.repeated_calls = run.guard.total_repeats
             run.tools_ran = True
         else:
             messages = [text_result_turn("\n".join(read.corrections))]
@@ -357,7 +421,7 @@ class AgentLoop:
         )
 
     async def _final_answer(self, run: _Run, reason: StopReason) -> AIMessage:
-        run.history.append(HumanMessage(content=prompts.FINAL_ANSWER_PROMPT))
+        run.history.append(HumanMessage(content=run.profile.final_answer))
         prepared = await self._prepare(run, tools=False)
         if not prepared.fits_window:
             return await self._finish(run, self._out_of_context(run, prepared), reason)

@@ -27,6 +27,8 @@ class ToolCallRecord:
     """Characters the tool produced, before caps and pruning."""
     ok: bool = True
     pruned: bool = False
+    repeated: bool = False
+    """A repeat of an earlier identical call, answered with a reminder (not run)."""
     notes: list[str] = field(default_factory=list)
 
 
@@ -62,6 +64,11 @@ class RunReport:
     tokens_saved_by_trimming: int = 0
     chars_saved_by_pruning: int = 0
     overflow_recoveries: int = 0
+    repeated_calls: int = 0
+    """Identical calls answered from memory instead of being run again."""
+    prefetched: list[str] = field(default_factory=list)
+    """Workspace files named in the request and read before the first step."""
+    prompt_profile: str = "default"
     events: list[str] = field(default_factory=list)
     """Notable things that happened, one line each (mode switches, synthesis, recoveries)."""
     tool_calls: list[ToolCallRecord] = field(default_factory=list)

@@ -20,6 +20,7 @@ from langchain_core.runnables import RunnableConfig
 
 from leanloop import events, prompts
 from leanloop.config import AgentSpec
+from leanloop.guard import CallGuard
 from leanloop.pruning import Pruner, PruneRequest, PruneSettings, split_meta_arguments
 from leanloop.pruning.extract import task_context_from
 from leanloop.report import RunReport, ToolCallRecord
@@ -36,6 +37,7 @@ class CallResult:
     call: ToolCall
     text: str
     ok: bool
+    repeated: bool = False
 
 
 def make_pruner(
@@ -66,7 +68,9 @@ class ToolRunner:
         pruner: Pruner | None,
         report: RunReport,
         config: RunnableConfig,
+        guard: CallGuard | None = None,
     ) -> None:
+        self.guard = guard
         self.spec = spec
         self.registry = registry
         self.pruner = pruner
@@ -102,6 +106,20 @@ class ToolRunner:
             args, request = split_meta_arguments(call["args"])
         else:  # pruning off changes nothing: a stray meta-argument is the registry's to drop
             args, request = dict(call["args"]), PruneRequest()
+        repeat = self.guard.check(call["name"], args) if self.guard else None
+        if repeat is not None:
+            self.report.tool_calls.append(
+                ToolCallRecord(
+                    step=step,
+                    name=call["name"],
+                    args=args,
+                    chars_out=len(repeat.reminder),
+                    chars_raw=0,
+                    repeated=True,
+                    notes=[f"repeat of the call at step {repeat.step}; not run"],
+                )
+            )
+            return CallResult(call, repeat.reminder, ok=True, repeated=True)
         outcome = await self.registry.run(call["name"], args)
         text, pruned = outcome.text, False
         if self.pruner is not None and outcome.ok and call["name"] in self.prunable:
@@ -119,6 +137,8 @@ class ToolRunner:
                 notes=list(outcome.notes),
             )
         )
+        if self.guard is not None and outcome.ok:
+            self.guard.remember(call["name"], args, step=step, result=capped)
         return CallResult(call, capped, outcome.ok)
 
     async def _prune(

@@ -1,0 +1,92 @@
+Feature: Guards for small models: repeated calls, files named in the request, first tool choice
+  A small model repeats calls, never opens the file the user named, or answers without
+  looking. The loop answers repeats from memory, reads named files up front, can require
+  a first tool call, and gives small models shorter, more directive instructions.
+
+  Background:
+    Given a guarded workspace with "notes.txt" containing "The launch code is 4711."
+    And the guarded workspace has "config/app.yaml" containing "port: 8125"
+
+  Scenario: An identical call is answered with a reminder instead of running again
+    Given a guarded agent with the script:
+      | reply                                       |
+      | call read_file {"path": "notes.txt"}        |
+      | call read_file {"path": "notes.txt"}        |
+      | The code is 4711.                           |
+    When the guarded agent is asked "What is in the notes?"
+    Then the guarded answer is "The code is 4711."
+    And guarded request 3 has a tool result containing "already called at step 1"
+    And the guarded report counts 1 repeated calls and 2 tool calls, the second marked repeated
+
+  Scenario: Repeating the same call rounds in a row ends the run with a final answer
+    Given a guarded agent with max_repeated_calls 2 and the script:
+      | reply                                       |
+      | call read_file {"path": "notes.txt"}        |
+      | call read_file {"path": "notes.txt"}        |
+      | call read_file {"path": "notes.txt"}        |
+      | The notes hold a launch code.               |
+    When the guarded agent is asked "What is in the notes?"
+    Then the guarded answer is "The notes hold a launch code."
+    And the guarded report says stop_reason "repeated_calls" after 3 steps
+    And guarded request 4 offers no tools
+
+  Scenario: A deliberate re-read after the file changed runs again
+    Given a guarded agent with the script:
+      | reply                                                   |
+      | call read_file {"path": "notes.txt"}                    |
+      | change notes.txt to "The launch code is now 9000." then call read_file {"path": "notes.txt"} |
+      | The code changed to 9000.                               |
+    When the guarded agent is asked "Watch the notes"
+    Then guarded request 3 has a tool result containing "The launch code is now 9000."
+    And the guarded report counts 0 repeated calls and 2 tool calls, the second marked new
+
+  Scenario: Files named in the request are read before the first model call
+    Given a guarded agent with the script:
+      | reply                  |
+      | The code is 4711.      |
+    When the guarded agent is asked "What does notes.txt say, and which port is in app.yaml?"
+    Then guarded request 1 already carries read_file results for "notes.txt, config/app.yaml"
+    And the guarded report lists the prefetched files "notes.txt, config/app.yaml"
+
+  Scenario: Paths outside the workspace are never prefetched
+    Given a guarded agent with the script:
+      | reply         |
+      | Nothing read. |
+    When the guarded agent is asked "Show me ../secret.txt and /etc/passwd"
+    Then guarded request 1 carries no tool results
+    And the guarded report lists no prefetched files
+
+  Scenario: Prefetching can be turned off
+    Given a guarded agent with prefetch_mentioned_files off and the script:
+      | reply                  |
+      | I did not read it.     |
+    When the guarded agent is asked "What does notes.txt say?"
+    Then guarded request 1 carries no tool results
+
+  Scenario: first_tool_choice required applies to the first request only
+    Given a guarded agent with first_tool_choice "required" and the script:
+      | reply                                   |
+      | call read_file {"path": "notes.txt"}    |
+      | The code is 4711.                       |
+    When the guarded agent is asked "What is the code?"
+    Then guarded request 1 asked for tool_choice "required"
+    And guarded request 2 asked for no tool_choice
+
+  Scenario: A small model gets the small profile's directive instructions
+    Given a guarded agent for the model "qwen2.5-coder-0.5b-instruct" with max_rounds 1 and the script:
+      | reply                                  |
+      | call read_file {"path": "notes.txt"}   |
+      | The code is 4711.                      |
+    When the guarded agent is asked "What is the code?"
+    Then the guarded report uses the prompt profile "small"
+    And guarded request 1 has a system message containing "When the question names a file, read that exact file"
+    And guarded request 2 ends with a human message starting "Stop calling tools."
+
+  Scenario: A large model keeps the default instructions
+    Given a guarded agent for the model "gpt-4o" with max_rounds 1 and the script:
+      | reply                                  |
+      | call read_file {"path": "notes.txt"}   |
+      | The code is 4711.                      |
+    When the guarded agent is asked "What is the code?"
+    Then the guarded report uses the prompt profile "default"
+    And guarded request 2 ends with a human message starting "You are out of tool calls"

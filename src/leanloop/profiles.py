@@ -1,0 +1,71 @@
+"""Prompting profiles: the loop's own instructions, tuned per model family.
+
+A 0.5B model follows short, directive instructions better than the careful paragraphs a
+large model handles well. ``auto`` picks ``small`` by the model's name; YAML may force a
+profile with ``prompt_profile``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Final
+
+from leanloop import prompts
+
+__all__ = ["DEFAULT", "SMALL", "PromptProfile", "pick_profile"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class PromptProfile:
+    """The instructions the loop adds for one family of models."""
+
+    name: str
+    final_answer: str
+    """The last, tool-less request's prompt."""
+    synthesis: str
+    """Added once when the budget is spent."""
+    guidance: str
+    """Appended to the system prompt when tools are offered ("" for none)."""
+    repair_paths: bool
+    """Whether a missing path is replaced by the single file the request names."""
+
+
+DEFAULT: Final = PromptProfile(
+    name="default",
+    final_answer=prompts.FINAL_ANSWER_PROMPT,
+    synthesis=prompts.SYNTHESIS_PROMPT,
+    guidance="",
+    repair_paths=False,
+)
+
+SMALL: Final = PromptProfile(
+    name="small",
+    final_answer=(
+        "Stop calling tools. Answer the user's question now in one or two sentences, using "
+        "only the tool results above. If the answer is not there, say what is missing."
+    ),
+    synthesis="Context is almost full. Call at most one more tool, then answer.",
+    guidance=(
+        "Use the tools to look things up; never guess. When the question names a file, "
+        "read that exact file. Once a tool result answers the question, reply in plain text "
+        "and do not call the same tool again."
+    ),
+    repair_paths=True,
+)
+
+# Model names that mark a small model: explicit sizes up to ~4B, known small families,
+# and the embedded server's alias.
+_SMALL_NAMES = re.compile(
+    r"(?<![\d.])(0\.5|1|1\.5|1\.8|2|3|3\.8|4)b\b|tiny|smol|phi-?[23]|gemma-?2b|local-test",
+    re.IGNORECASE,
+)
+
+
+def pick_profile(setting: str, model_name: str | None) -> PromptProfile:
+    """The profile for ``setting`` (``auto``, ``default`` or ``small``) and a model name."""
+    if setting == "small":
+        return SMALL
+    if setting == "default":
+        return DEFAULT
+    return SMALL if model_name and _SMALL_NAMES.search(model_name) else DEFAULT
