@@ -102,7 +102,9 @@ class ScriptedChatModel(BaseChatModel):
             inp = max(1, int(sent / self.chars_per_token))
             out = max(1, int(len(str(message.content)) / self.chars_per_token))
             message.usage_metadata = {
-                "input_tokens": inp, "output_tokens": out, "total_tokens": inp + out
+                "input_tokens": inp,
+                "output_tokens": out,
+                "total_tokens": inp + out,
             }
         return ChatResult(generations=[ChatGeneration(message=message)])
 
@@ -136,8 +138,12 @@ class ScriptedChatModel(BaseChatModel):
             if "raise" in reply:
                 raise ScriptError(str(reply["raise"]))
             calls = [
-                {"name": c["name"], "args": dict(c.get("args", {})),
-                 "id": c.get("id") or f"call_{self._cursor}_{i}", "type": "tool_call"}
+                {
+                    "name": c["name"],
+                    "args": dict(c.get("args", {})),
+                    "id": c.get("id") or f"call_{self._cursor}_{i}",
+                    "type": "tool_call",
+                }
                 for i, c in enumerate(reply.get("tool_calls", []))
             ]
             usage = reply.get("usage")
@@ -145,7 +151,9 @@ class ScriptedChatModel(BaseChatModel):
             if usage:
                 inp, out = int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0))
                 message.usage_metadata = {
-                    "input_tokens": inp, "output_tokens": out, "total_tokens": inp + out
+                    "input_tokens": inp,
+                    "output_tokens": out,
+                    "total_tokens": inp + out,
                 }
             return message
         msg = f"unsupported scripted reply: {reply!r}"
