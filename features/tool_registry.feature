@@ -5,17 +5,18 @@ Feature: Tool registry and tool loading
 
   # ---- failures are messages -----------------------------------------------------
 
-  Scenario: an unknown tool name lists the tools there are
+  # An unknown name that can be repaired runs the repaired call: see tool_repair.feature.
+  Scenario: an unknown tool name lists the tools there are, with their arguments
     Given a tool registry with the fixture tools:
       | tool                          |
       | fixtures.tool_fixtures:lookup |
       | fixtures.tool_fixtures:shout  |
-    When the registry runs "lookp" with:
+    When the registry runs "lookat" with:
       """
       {"key": "a"}
       """
     Then the tool call failed
-    And the tool result is "error: unknown tool "lookp" (did you mean "lookup"?); available tools: lookup, shout"
+    And the tool result is "error: no tool named "lookat" (did you mean "lookup"?). Available: lookup {key, count?}, shout {text}"
     And no fixture tool was called
 
   Scenario: arguments the tool does not take are dropped and the result says so
@@ -54,14 +55,15 @@ Feature: Tool registry and tool loading
     And the tool result is "error: lookup needs "key" (string); send {"key": ...}"
     And no fixture tool was called
 
+  # "file" itself is now read as "path" (see tool_repair.feature); "name" is no alias.
   Scenario: a missing argument and a wrong name are reported together in one line
     Given a workspace file "notes.txt" with 3 numbered lines
     When the registry runs "read_file" with:
       """
-      {"file": "notes.txt"}
+      {"name": "notes.txt"}
       """
     Then the tool call failed
-    And the tool result is "error: read_file needs "path" (string); send {"path": ...} [ignored unknown arguments: file]"
+    And the tool result is "error: read_file needs "path" (string); send {"path": ...} [ignored unknown arguments: name]"
 
   Scenario: a wrongly typed argument is one line naming the argument
     Given a tool registry with the fixture tools:
@@ -85,7 +87,11 @@ Feature: Tool registry and tool loading
       """
       {"key": "a", "count": "2"}
       """
-    Then the tool result is "value-of-a value-of-a"
+    Then the tool result is:
+      """
+      [read count "2" as 2]
+      value-of-a value-of-a
+      """
     And the fixture tool received:
       """
       {"key": "a", "count": 2}
@@ -94,7 +100,7 @@ Feature: Tool registry and tool loading
       """
       {"key": "a", "count": 2}
       """
-    And the tool outcome has no notes
+    And the tool outcome notes include "read count "2" as 2"
 
   Scenario: the outcome records validated nested arguments in JSON form
     Given a tool registry with the fixture tools:
@@ -104,7 +110,11 @@ Feature: Tool registry and tool loading
       """
       {"mode": "fast", "tags": ["a"], "opts": {"depth": "3"}, "note": null}
       """
-    Then the tool result is "picked"
+    Then the tool result is:
+      """
+      [read opts.depth "3" as 3]
+      picked
+      """
     And the tool outcome args are:
       """
       {"mode": "fast", "tags": ["a"], "opts": {"depth": 3}, "note": null}
@@ -236,10 +246,10 @@ Feature: Tool registry and tool loading
     Then the tool result is "a-b"
     When the registry runs "echo" with:
       """
-      {"words": "a b"}
+      {"words": [{"a": 1}]}
       """
     Then the tool call failed
-    And the tool result contains "echo got a wrong argument: "words": input should be a valid list"
+    And the tool result contains "echo got a wrong argument: "words.0": input should be a valid string"
 
   Scenario: a tool with a plain JSON Schema is checked against it
     Given a tool registry with the fixture tools:

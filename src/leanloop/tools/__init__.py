@@ -3,7 +3,9 @@
 ``workspace_tools`` builds ``read_file``, ``search`` and ``list_files`` confined to a
 folder; ``load_tool`` / ``build_tools`` turn configuration references (a built-in name
 or ``package.module:name``) into LangChain tools; ``ToolRegistry`` runs tool calls and
-turns every failure into a one-line message for the model.
+turns every failure into a one-line message for the model, repairing unknown tool names
+(``repair_call``) and reading argument aliases and mistyped values where the intent is
+clear.
 """
 
 from __future__ import annotations
@@ -11,14 +13,18 @@ from __future__ import annotations
 from leanloop.tools.loader import build_tools, load_tool
 from leanloop.tools.names import BUILTIN_TOOLS
 from leanloop.tools.registry import ToolOutcome, ToolRegistry
-from leanloop.tools.workspace import resolve_inside, workspace_tools
+from leanloop.tools.repair import Repair, repair_call
+from leanloop.tools.workspace import resolve_inside, workspace_path_exists, workspace_tools
 
 __all__ = [
     "BUILTIN_TOOLS",
+    "Repair",
     "ToolOutcome",
     "ToolRegistry",
     "build_tools",
     "load_tool",
+    "repair_call",
     "resolve_inside",
+    "workspace_path_exists",
     "workspace_tools",
 ]

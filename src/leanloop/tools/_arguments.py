@@ -1,12 +1,17 @@
 """Check a model's tool-call arguments against the tool's schema, in the model's terms.
 
-Arguments the tool does not take are dropped (and named); missing or mistyped ones
-become one line saying what to send. Values are validated (and coerced, ``"3"`` to
-``3``) the way LangChain will, so what the registry records is what the tool receives.
+Names the tool does not take are first read as the parameter they stand for when that
+is unambiguous (``file`` as ``path``, see :mod:`._aliases`); the rest are dropped (and
+named). Values of the wrong JSON type that have one sensible reading are coerced
+(``"20"`` to ``20``, see :mod:`._coerce`); every such reading is reported in
+``ArgumentCheck.notes``. Missing or mistyped arguments become one line saying what to
+send. Values are then validated the way LangChain will, so what the registry records is
+what the tool receives.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -16,7 +21,15 @@ import jsonschema
 from langchain_core.tools import BaseTool
 from pydantic import BaseModel, ValidationError
 
-__all__ = ["ArgumentCheck", "check_arguments", "parameter_names"]
+from leanloop.tools._aliases import read_aliases
+from leanloop.tools._coerce import coerce_values
+
+__all__ = [
+    "ArgumentCheck",
+    "check_arguments",
+    "describe_parameters",
+    "parameter_names",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,6 +42,8 @@ class ArgumentCheck:
     """Names the tool does not take, in the order the model sent them."""
     problem: str | None = None
     """A one-line message for the model when the call cannot run."""
+    notes: tuple[str, ...] = ()
+    """How names and values were read (``read "file" as "path"``), for the model."""
 
 
 def parameter_names(tool: BaseTool) -> tuple[str, ...]:
@@ -41,18 +56,51 @@ def parameter_names(tool: BaseTool) -> tuple[str, ...]:
     return tuple(tool.args)  # pydantic v1 models: fall back on LangChain's view
 
 
+def describe_parameters(tool: BaseTool) -> str:
+    """Return ``{path, offset?, limit?}``: the parameters, optional ones marked ``?``."""
+    names = parameter_names(tool)
+    try:
+        required = set(_json_schema_of(tool).get("required", ()))
+    except Exception:  # a schema without a JSON form: the names alone still help
+        required = set(names)
+    return "{" + ", ".join(n if n in required else f"{n}?" for n in names) + "}"
+
+
 def check_arguments(tool: BaseTool, args: Mapping[str, Any]) -> ArgumentCheck:
-    """Drop unknown arguments and validate the rest against ``tool``'s schema."""
+    """Read aliases, drop unknown arguments, coerce and validate against ``tool``'s schema."""
     known = parameter_names(tool)
-    kept = {key: value for key, value in args.items() if key in known}
-    dropped = tuple(str(key) for key in args if key not in known)
+    reading = read_aliases(args, known)
+    kept = {key: value for key, value in reading.args.items() if key in known}
+    dropped = tuple(key for key in reading.args if key not in known)
+    schema = tool.tool_call_schema
+    json_schema = _json_schema_of(tool)
+    coerced, value_notes = coerce_values(kept, json_schema)
+    notes = (*reading.notes, *value_notes)
+    if isinstance(schema, dict):
+        problem = _check_json_schema(tool.name, schema, coerced)
+        return ArgumentCheck(coerced, dropped, problem, notes)
+    if isinstance(schema, type) and issubclass(schema, BaseModel):
+        check = _check_model(tool.name, schema, coerced, dropped)
+        return ArgumentCheck(check.args, dropped, check.problem, notes)
+    return ArgumentCheck(coerced, dropped, None, notes)  # unknown schema kind: LangChain checks
+
+
+def _json_schema_of(tool: BaseTool) -> dict[str, Any]:
     schema = tool.tool_call_schema
     if isinstance(schema, dict):
-        problem = _check_json_schema(tool.name, schema, kept)
-        return ArgumentCheck(kept, dropped, problem)
+        return schema
     if isinstance(schema, type) and issubclass(schema, BaseModel):
-        return _check_model(tool.name, schema, kept, dropped)
-    return ArgumentCheck(kept, dropped)  # unknown schema kind: LangChain checks it
+        return _model_schema(schema)
+    return {"properties": {}}
+
+
+@functools.lru_cache(maxsize=256)
+def _model_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """The model's JSON Schema (cached: tools are called many times; never mutated)."""
+    try:
+        return model.model_json_schema()
+    except Exception:  # some annotations have no JSON Schema; then nothing is coerced
+        return {"properties": {}}
 
 
 def _check_model(
@@ -64,7 +112,7 @@ def _check_model(
         errors = exc.errors()
         missing = [str(e["loc"][0]) for e in errors if _is_missing_top(e)]
         wrong = [_describe_error(e) for e in errors if not _is_missing_top(e)]
-        return ArgumentCheck(kept, dropped, _problem(name, _json_schema(model), missing, wrong))
+        return ArgumentCheck(kept, dropped, _problem(name, _model_schema(model), missing, wrong))
     return ArgumentCheck({key: getattr(validated, key) for key in kept}, dropped)
 
 
@@ -120,13 +168,6 @@ def _type_of(prop: dict[str, Any]) -> str:
     if isinstance(kind, str):
         return kind
     return "object" if "$ref" in prop else "any value"
-
-
-def _json_schema(model: type[BaseModel]) -> dict[str, Any]:
-    try:
-        return model.model_json_schema()
-    except Exception:  # some annotations have no JSON Schema; the names still help
-        return {"properties": {}}
 
 
 def _short(value: Any) -> str:

@@ -17,10 +17,10 @@ from pathlib import Path
 
 from langchain_core.tools import ToolException
 
+from leanloop.tools._pathhelp import PathHelp, missing_path
 from leanloop.tools._paths import (
     PathRefused,
     WalkStats,
-    close_paths,
     compile_glob,
     display_path,
     resolve_inside,
@@ -53,9 +53,20 @@ LIST_COUNT_LIMIT = 100_000
 _SNIFF_BYTES = 8192
 
 
-def read_file(base: Path, path: str, offset: int = 1, limit: int = DEFAULT_READ_LINES) -> str:
+def read_file(
+    base: Path,
+    path: str,
+    offset: int = 1,
+    limit: int = DEFAULT_READ_LINES,
+    *,
+    path_help: PathHelp | None = None,
+) -> str:
     """Return a numbered window of a text file and how to read the next one."""
-    target = _existing(base, path, want="file")
+    target, note = _existing(base, path, want="file", verb="read", path_help=path_help)
+    return _with_note(note, _read_text(base, target, offset, limit))
+
+
+def _read_text(base: Path, target: Path, offset: int, limit: int) -> str:
     shown = display_path(base, target)
     if _is_binary(target):
         size = target.stat().st_size
@@ -107,12 +118,14 @@ def search(
     path: str = ".",
     glob: str | None = None,
     max_results: int = DEFAULT_SEARCH_RESULTS,
+    *,
+    path_help: PathHelp | None = None,
 ) -> str:
     """Return ``path:line:text`` for lines matching ``pattern`` under ``path``."""
     if not pattern:
         msg = "pattern is empty; send the text or regular expression to look for"
         raise ToolException(msg)
-    start = _existing(base, path, want="any")
+    start, note = _existing(base, path, want="any", verb="searched", path_help=path_help)
     regex, notes = _compile_pattern(pattern)
     cap = min(max(max_results, 1), MAX_SEARCH_RESULTS)
     tally = _Tally()
@@ -127,7 +140,7 @@ def search(
         tally.hits.extend(found)
         if len(tally.hits) > cap:
             break
-    return _search_report(tally, cap=cap, notes=notes, pattern=pattern)
+    return _with_note(note, _search_report(tally, cap=cap, notes=notes, pattern=pattern))
 
 
 @dataclass(slots=True)
@@ -212,9 +225,15 @@ def _search_report(tally: _Tally, *, cap: int, notes: list[str], pattern: str) -
     return "\n".join([*notes, *hits[:cap], *skipped, footer])
 
 
-def list_files(base: Path, path: str = ".", glob: str = "**/*") -> str:
+def list_files(
+    base: Path, path: str = ".", glob: str = "**/*", *, path_help: PathHelp | None = None
+) -> str:
     """Return the sorted relative paths of the files under ``path`` matching ``glob``."""
-    start = _existing(base, path, want="any")
+    start, note = _existing(base, path, want="any", verb="listed", path_help=path_help)
+    return _with_note(note, _list_text(base, start, glob))
+
+
+def _list_text(base: Path, start: Path, glob: str) -> str:
     if start.is_file():
         return display_path(base, start)
     stats = WalkStats()
@@ -250,9 +269,24 @@ def _plural(count: int, noun: str) -> str:
     return f"{count:,} {noun}{suffix}"
 
 
-def _existing(base: Path, path: str, *, want: str) -> Path:
-    """Resolve ``path`` inside ``base`` and check it exists (``want``: "file" or "any")."""
-    target = resolve_inside(base, path)
+def _existing(
+    base: Path, path: str, *, want: str, verb: str, path_help: PathHelp | None
+) -> tuple[Path, str | None]:
+    """Resolve ``path`` inside ``base`` and check it exists (``want``: "file" or "any").
+
+    Returns:
+        The path, and a note when a missing one was replaced by a path named in the
+        request (see :mod:`._pathhelp`).
+    """
+    try:
+        target = resolve_inside(base, path)
+    except PathRefused:
+        # "/app.yaml" usually means the workspace root, not the disk's: help, as for a
+        # missing path. "../x" and links that lead outside stay plain refusals.
+        wanted = Path(path.strip())
+        if "\0" in path or not wanted.is_absolute() or wanted.is_relative_to(base):
+            raise
+        return missing_path(base, path, want=want, verb=verb, path_help=path_help or PathHelp())
     if want == "file" and target.is_dir():
         shown = display_path(base, target)
         msg = f"{shown} is a folder; use list_files(path={_quote(shown)}) to see its files"
@@ -261,13 +295,12 @@ def _existing(base: Path, path: str, *, want: str) -> Path:
         msg = f"{display_path(base, target)} is not a regular file"
         raise PathRefused(msg)
     if target.exists():
-        return target
-    kind = "file" if want == "file" else "file or folder"
-    msg = f"no such {kind}: {path}"
-    suggestions = close_paths(base, path)
-    if suggestions:
-        msg += f" (did you mean: {', '.join(suggestions)}?)"
-    raise PathRefused(msg)
+        return target, None
+    return missing_path(base, path, want=want, verb=verb, path_help=path_help or PathHelp())
+
+
+def _with_note(note: str | None, text: str) -> str:
+    return f"[{note}]\n{text}" if note else text
 
 
 def _is_binary(target: Path) -> bool:

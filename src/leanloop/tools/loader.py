@@ -32,12 +32,20 @@ _TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 """What chat APIs accept as a function name (OpenAI's rule, the strictest common one)."""
 
 
-def load_tool(ref: str, *, workspace: Path | None) -> BaseTool:
+def load_tool(
+    ref: str,
+    *,
+    workspace: Path | None,
+    path_hints: Callable[[], Sequence[str]] | None = None,
+    repair_paths: bool = False,
+) -> BaseTool:
     """Load one tool from its configuration reference.
 
     Args:
         ref: A built-in tool name or an import path ``package.module:name``.
         workspace: The agent's workspace folder; needed by the built-in tools.
+        path_hints: For the built-in tools: see :func:`workspace_tools`.
+        repair_paths: For the built-in tools: see :func:`workspace_tools`.
 
     Returns:
         The tool, ready to bind to a chat model.
@@ -45,15 +53,27 @@ def load_tool(ref: str, *, workspace: Path | None) -> BaseTool:
     Raises:
         ToolError: The reference names nothing usable; the message says why.
     """
-    return build_tools([ref], workspace=workspace)[0]
+    return build_tools(
+        [ref], workspace=workspace, path_hints=path_hints, repair_paths=repair_paths
+    )[0]
 
 
-def build_tools(refs: Sequence[str], *, workspace: Path | None) -> list[BaseTool]:
+def build_tools(
+    refs: Sequence[str],
+    *,
+    workspace: Path | None,
+    path_hints: Callable[[], Sequence[str]] | None = None,
+    repair_paths: bool = False,
+) -> list[BaseTool]:
     """Load every tool in ``refs``, in order, and check that their names are unique.
 
     Args:
         refs: Built-in tool names and import paths.
         workspace: The agent's workspace folder; needed by the built-in tools.
+        path_hints: For the built-in tools: the workspace paths named in the user's
+            request (see :func:`leanloop.tools.workspace_tools`).
+        repair_paths: For the built-in tools: read the one named path instead of a
+            missing one (see :func:`leanloop.tools.workspace_tools`).
 
     Raises:
         ToolError: A reference cannot be loaded, or two tools share a name.
@@ -64,7 +84,8 @@ def build_tools(refs: Sequence[str], *, workspace: Path | None) -> list[BaseTool
     for ref in refs:
         if ref in BUILTIN_TOOLS:
             if not builtins:
-                builtins = {tool.name: tool for tool in _builtin_tools(ref, workspace)}
+                made = _builtin_tools(ref, workspace, path_hints, repair_paths)
+                builtins = {tool.name: tool for tool in made}
             tool = builtins[ref]
         else:
             tool = _imported_tool(ref)
@@ -76,11 +97,16 @@ def build_tools(refs: Sequence[str], *, workspace: Path | None) -> list[BaseTool
     return tools
 
 
-def _builtin_tools(ref: str, workspace: Path | None) -> list[BaseTool]:
+def _builtin_tools(
+    ref: str,
+    workspace: Path | None,
+    path_hints: Callable[[], Sequence[str]] | None,
+    repair_paths: bool,
+) -> list[BaseTool]:
     if workspace is None:
         msg = f'tool "{ref}" needs a workspace folder; set "workspace" for the agent'
         raise ToolError(msg)
-    return workspace_tools(workspace)
+    return workspace_tools(workspace, path_hints=path_hints, repair_paths=repair_paths)
 
 
 def _imported_tool(ref: str) -> BaseTool:

@@ -4,8 +4,12 @@
 model sends and whatever the tool does, :meth:`ToolRegistry.run` returns a
 :class:`ToolOutcome` whose ``text`` is what the model sees next:
 
-- an unknown tool name: one line listing the tools there are;
-- arguments the tool does not take: dropped, and the result says so;
+- an unknown tool name: repaired when the intent is clear (``read_config/app.yaml`` runs
+  ``read_file(path="config/app.yaml")``, see :mod:`leanloop.tools.repair`) and the
+  result says so; otherwise one line listing the tools there are, with their arguments;
+- argument names the tool does not take: read as the parameter they clearly stand for
+  (``file`` as ``path``), else dropped, and the result says so;
+- values of the wrong type with one sensible reading (``"20"``): coerced, and said so;
 - missing or mistyped arguments: one line saying what to send;
 - a tool that raises: ``error: <message>``; a ``None`` result: ``""``;
 - any other result: text (JSON for lists, dicts and numbers);
@@ -16,11 +20,10 @@ Only ``asyncio.CancelledError`` (and other ``BaseException``\\ s) pass through.
 
 from __future__ import annotations
 
-import difflib
 import json
 import logging
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_core.messages import BaseMessage
@@ -30,7 +33,14 @@ from pydantic_core import to_jsonable_python
 
 from leanloop.exceptions import ToolError
 from leanloop.textcap import cap_text
-from leanloop.tools._arguments import ArgumentCheck, check_arguments, parameter_names
+from leanloop.tools._arguments import (
+    ArgumentCheck,
+    check_arguments,
+    describe_parameters,
+    parameter_names,
+)
+from leanloop.tools._notes import collecting
+from leanloop.tools.repair import close_tool_names, format_call, repair_call
 
 __all__ = ["DEFAULT_RESULT_MAX_CHARS", "ToolOutcome", "ToolRegistry"]
 
@@ -42,6 +52,8 @@ _MIN_RESULT_MAX_CHARS = 400
 """Below this the cap's own note would leave no room for the result."""
 _MAX_ERROR_CHARS = 1_000
 """An error line longer than this is a dump, not a message."""
+_MAX_LISTING_CHARS = 700
+"""The list of available tools in an unknown-tool error stops here (``and N more``)."""
 
 
 @dataclass(frozen=True)
@@ -49,14 +61,18 @@ class ToolOutcome:
     """What one tool call produced, as the model will see it.
 
     Attributes:
-        name: The tool name the model called (possibly unknown).
-        args: The arguments the tool actually received (unknown ones dropped, values
-            validated and coerced), in JSON form (a validated model as a dict); for a
-            call that did not run, the arguments that were checked.
+        name: The tool that ran (after a repair, the repaired name); for an unknown
+            name that could not be repaired, the name as the model wrote it.
+        args: The arguments the tool actually received (aliases read, unknown ones
+            dropped, values validated and coerced), in JSON form (a validated model as
+            a dict); for a call that did not run, the arguments that were checked.
         text: The text the model will see, already capped.
         ok: ``False`` when the call failed (unknown tool, bad arguments, the tool raised).
         chars_raw: The length of the text before the registry's cap.
-        notes: Short remarks for reports (dropped arguments, capping).
+        notes: Short remarks for reports: the repair, aliases read, values coerced,
+            dropped arguments, what the tool itself repaired (a path), capping.
+        repaired_from: The tool name as the model wrote it, when the registry repaired
+            it and ran ``name`` instead; ``None`` otherwise.
     """
 
     name: str
@@ -65,15 +81,41 @@ class ToolOutcome:
     ok: bool
     chars_raw: int
     notes: tuple[str, ...] = ()
+    repaired_from: str | None = None
+
+
+@dataclass(slots=True)
+class _Draft:
+    """One call on its way to an outcome."""
+
+    name: str
+    args: dict[str, Any]
+    repaired_from: str | None = None
+    shown: list[str] = field(default_factory=list)
+    """Notes the model sees with the result."""
+    told: list[str] = field(default_factory=list)
+    """Notes the tool wrote into its own result; only recorded."""
+    dropped: tuple[str, ...] = ()
 
 
 class ToolRegistry:
     """The tools of one agent, run so that every failure becomes a one-line message."""
 
     def __init__(
-        self, tools: Sequence[BaseTool], *, result_max_chars: int = DEFAULT_RESULT_MAX_CHARS
+        self,
+        tools: Sequence[BaseTool],
+        *,
+        result_max_chars: int = DEFAULT_RESULT_MAX_CHARS,
+        path_exists: Callable[[str], bool] | None = None,
     ) -> None:
         """Hold ``tools`` and cap each result at ``result_max_chars``.
+
+        Args:
+            tools: The agent's tools; names must be unique.
+            result_max_chars: The most characters of one result the model sees.
+            path_exists: Says whether a path exists in the agent's workspace (see
+                :func:`leanloop.tools.workspace_path_exists`); lets an unknown tool name
+                that is a file (``README.md``) be read with ``read_file``.
 
         Raises:
             ToolError: Two tools share a name.
@@ -91,6 +133,7 @@ class ToolRegistry:
                 raise ToolError(msg)
             self._tools[tool.name] = tool
         self.result_max_chars = result_max_chars
+        self.path_exists = path_exists
 
     @property
     def tools(self) -> tuple[BaseTool, ...]:
@@ -112,66 +155,143 @@ class ToolRegistry:
         The text protocol uses this order to map positional arguments to names.
         """
         tool = self._tools.get(name)
-        return parameter_names(tool) if tool is not None else ()
+        return _parameters(tool) if tool is not None else ()
 
     async def run(self, name: str, args: Mapping[str, Any]) -> ToolOutcome:
         """Run tool ``name`` with ``args``; never raises except on cancellation.
 
         Args:
             name: The tool name the model used.
-            args: The arguments the model sent.
+            args: The arguments the model sent (a JSON object as text is read too).
 
         Returns:
             The outcome; ``outcome.text`` goes to the model as the tool result.
         """
-        tool = self._tools.get(name)
+        decoded = _arguments_object(args)
+        draft = _Draft(name, decoded if decoded is not None else {})
+        tool = self._tools.get(name) or self._repair(draft)
         if tool is None:
-            return self._finish(name, _as_dict(args), self._unknown(name), ok=False)
+            return self._finish(draft, self._unknown(name), ok=False)
+        if decoded is None:
+            problem = f"{tool.name} takes its arguments as a JSON object of names and values"
+            return self._finish(draft, f"error: {problem}", ok=False)
         if not isinstance(args, Mapping):
-            problem = f"{name} takes its arguments as a JSON object of names and values"
-            return self._finish(name, {}, f"error: {problem}", ok=False)
-        check = _check(tool, args)
+            draft.shown.append("read the arguments from their JSON text")
+        check = _check(tool, draft.args)
+        draft.args, draft.dropped = check.args, check.dropped
+        draft.shown.extend(check.notes)
         if check.problem is not None:
-            return self._finish(name, check.args, f"error: {check.problem}", False, check.dropped)
+            return self._finish(draft, f"error: {check.problem}", ok=False, ran=False)
+        with collecting() as told:
+            try:
+                result = await tool.ainvoke(check.args)
+            except Exception as exc:  # the whole point: a failing tool is a message, not a crash
+                draft.told.extend(told)
+                return self._finish(draft, f"error: {_failure(tool.name, exc)}", ok=False)
+        draft.told.extend(told)
+        return self._finish(draft, _to_text(result), ok=True)
+
+    def _repair(self, draft: _Draft) -> BaseTool | None:
+        """Repair ``draft``'s unknown tool name in place; the tool to run, or ``None``."""
+        signatures = {name: _parameters(tool) for name, tool in self._tools.items()}
         try:
-            result = await tool.ainvoke(check.args)
-        except Exception as exc:  # the whole point: a failing tool is a message, not a crash
-            line = _one_line(exc)
-            # A ToolException is a refusal meant for the model; anything else is a bug
-            # in the tool, worth a warning with the traceback when debugging.
-            level = logging.INFO if isinstance(exc, ToolException) else logging.WARNING
-            _log.log(
-                level, "tool %s failed: %s", name, line, exc_info=_log.isEnabledFor(logging.DEBUG)
-            )
-            return self._finish(name, check.args, f"error: {line}", False, check.dropped)
-        return self._finish(name, check.args, _to_text(result), True, check.dropped)
+            repair = repair_call(draft.name, draft.args, signatures, path_exists=self.path_exists)
+        except Exception:  # a failing path check must not turn into a crash
+            _log.warning("repairing tool name %r failed", draft.name, exc_info=True)
+            return None
+        if repair is None:
+            return None
+        _log.info("unknown tool %r: running %s (%s)", draft.name, repair.name, repair.reason)
+        draft.repaired_from, draft.name, draft.args = draft.name, repair.name, dict(repair.args)
+        return self._tools[repair.name]
 
     def _unknown(self, name: str) -> str:
-        close = difflib.get_close_matches(name, self.names, n=1)
-        hint = f' (did you mean "{close[0]}"?)' if close else ""
-        available = ", ".join(self.names) or "none"
-        return f'error: unknown tool "{name}"{hint}; available tools: {available}'
+        shown = _clip(name, 80)
+        close = close_tool_names(name, self.names)
+        hint = " or ".join(f'"{c}"' for c in close)
+        hint = f" (did you mean {hint}?)" if close else ""
+        return f'error: no tool named "{shown}"{hint}. Available: {self._listing()}'
 
-    def _finish(
-        self,
-        name: str,
-        args: dict[str, Any],
-        body: str,
-        ok: bool,
-        dropped: tuple[str, ...] = (),
-    ) -> ToolOutcome:
-        notes: list[str] = []
-        full = body
-        if dropped:
-            note = f"ignored unknown arguments: {', '.join(dropped)}"
-            notes.append(note)
-            # Before a result (seen first); after a one-line error (keeps "error:" first).
-            full = f"[{note}]\n{body}".rstrip("\n") if ok else f"{body} [{note}]"
+    def _listing(self) -> str:
+        """``read_file {path, offset?, limit?}, search {...}``: what the model can call."""
+        entries: list[str] = []
+        used = 0
+        for count, tool in enumerate(self._tools.values()):
+            entry = f"{tool.name} {_describe(tool)}"
+            if used + len(entry) > _MAX_LISTING_CHARS and entries:
+                entries.append(f"and {len(self._tools) - count} more")
+                break
+            entries.append(entry)
+            used += len(entry) + 2
+        return ", ".join(entries) or "none"
+
+    def _finish(self, draft: _Draft, body: str, *, ok: bool, ran: bool = True) -> ToolOutcome:
+        shown = [" ".join(note.split()) for note in draft.shown]
+        if draft.repaired_from is not None:
+            verb = "ran" if ran else "tried"
+            call = format_call(draft.name, _jsonable(draft.args))
+            original = _clip(draft.repaired_from, 80)
+            shown.insert(0, f'unknown tool "{original}": {verb} {call} instead')
+        if draft.dropped:
+            shown.append(f"ignored unknown arguments: {', '.join(draft.dropped)}")
+        brackets = [f"[{note}]" for note in shown]
+        # Before a result (seen first); after a one-line error (keeps "error:" first).
+        full = "\n".join([*brackets, body]).rstrip("\n") if ok else " ".join([body, *brackets])
+        notes = [*shown, *draft.told]
         text = cap_text(full, self.result_max_chars)
         if len(text) != len(full):
             notes.append(f"capped at {self.result_max_chars:,} of {len(full):,} characters")
-        _log.debug("tool %s: ok=%s, %d chars (%d raw)", name, ok, len(text), len(full))
-        return ToolOutcome(name, _jsonable(args), text, ok, len(full), tuple(notes))
+        _log.debug("tool %s: ok=%s, %d chars (%d raw)", draft.name, ok, len(text), len(full))
+        return ToolOutcome(
+            draft.name,
+            _jsonable(draft.args),
+            text,
+            ok,
+            len(full),
+            tuple(notes),
+            repaired_from=draft.repaired_from,
+        )
+
+
+def _parameters(tool: BaseTool) -> tuple[str, ...]:
+    try:
+        return parameter_names(tool)
+    except Exception:  # an unreadable schema: the tool can still be called by name
+        return ()
+
+
+def _describe(tool: BaseTool) -> str:
+    try:
+        return describe_parameters(tool)
+    except Exception:
+        return "{...}"
+
+
+def _failure(name: str, exc: Exception) -> str:
+    line = _one_line(exc)
+    # A ToolException is a refusal meant for the model; anything else is a bug in the
+    # tool, worth a warning with the traceback when debugging.
+    level = logging.INFO if isinstance(exc, ToolException) else logging.WARNING
+    _log.log(level, "tool %s failed: %s", name, line, exc_info=_log.isEnabledFor(logging.DEBUG))
+    return line
+
+
+def _arguments_object(args: Any) -> dict[str, Any] | None:
+    """The arguments as a dict; a JSON object sent as text counts; else ``None``."""
+    if isinstance(args, Mapping):
+        return {str(key): value for key, value in args.items()}
+    if isinstance(args, str) and args.strip().startswith("{"):
+        try:
+            decoded = json.loads(args)
+        except (ValueError, RecursionError):
+            return None
+        return decoded if isinstance(decoded, dict) else None
+    return None
+
+
+def _clip(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _check(tool: BaseTool, args: Mapping[str, Any]) -> ArgumentCheck:
@@ -185,10 +305,6 @@ def _check(tool: BaseTool, args: Mapping[str, Any]) -> ArgumentCheck:
 def _jsonable(args: dict[str, Any]) -> dict[str, Any]:
     """The arguments in JSON form (validated models as dicts), so reports can be dumped."""
     return {key: to_jsonable_python(value, fallback=repr) for key, value in args.items()}
-
-
-def _as_dict(args: Any) -> dict[str, Any]:
-    return dict(args) if isinstance(args, Mapping) else {}
 
 
 def _one_line(exc: Exception) -> str:

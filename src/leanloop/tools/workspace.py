@@ -5,6 +5,11 @@ that folder (no ``..``, no absolute path outside, no symlink that leads outside)
 result is capped at its source and says how to get more, and every refusal is a
 ``ToolException`` with a one-line message the model can act on.
 
+A path that is not there gets the closest existing paths in the error, and the paths
+named in the user's request when the caller passes ``path_hints``; with
+``repair_paths=True`` the one existing named path is read instead (see
+:mod:`._pathhelp`).
+
 Example::
 
     tools = workspace_tools(Path("./data"))
@@ -15,7 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 
 from langchain_core.tools import BaseTool, StructuredTool
@@ -30,9 +35,10 @@ from leanloop.tools._filetools import (
     MAX_READ_LINES,
     MAX_SEARCH_RESULTS,
 )
+from leanloop.tools._pathhelp import PathHelp
 from leanloop.tools._paths import PathRefused, resolve_inside
 
-__all__ = ["PathRefused", "resolve_inside", "workspace_tools"]
+__all__ = ["PathRefused", "resolve_inside", "workspace_path_exists", "workspace_tools"]
 
 _PATH_HELP = "Path relative to the workspace root (absolute paths inside it also work)."
 
@@ -98,11 +104,23 @@ _DESCRIPTIONS = {
 }
 
 
-def workspace_tools(root: Path) -> list[BaseTool]:
+def workspace_tools(
+    root: Path,
+    *,
+    path_hints: Callable[[], Sequence[str]] | None = None,
+    repair_paths: bool = False,
+) -> list[BaseTool]:
     """Build ``read_file``, ``search`` and ``list_files`` confined to ``root``.
 
     Args:
         root: The workspace folder; it must exist.
+        path_hints: Called when a path is missing; returns the workspace paths named in
+            the user's request (relative to ``root``, or absolute inside it). Those that
+            exist are listed in the error (``named in the request: ...``). Called at each
+            miss, so a caller can change them per run (a ``ContextVar``'s ``get`` works).
+        repair_paths: When a requested path is missing and exactly one hinted path
+            exists, use that one instead; the result starts with ``[no file "app.yml";
+            read "config/app.yaml" (named in the request) instead]``.
 
     Returns:
         The three tools, in that order. Each works with ``invoke`` and ``ainvoke`` (the
@@ -115,9 +133,10 @@ def workspace_tools(root: Path) -> list[BaseTool]:
     if not base.is_dir():
         msg = f"workspace {str(root)!r} is not an existing folder"
         raise ToolError(msg)
-    read = functools.partial(_filetools.read_file, base)
-    find = functools.partial(_filetools.search, base)
-    listing = functools.partial(_filetools.list_files, base)
+    path_help = PathHelp(hints=path_hints, repair=repair_paths)
+    read = functools.partial(_filetools.read_file, base, path_help=path_help)
+    find = functools.partial(_filetools.search, base, path_help=path_help)
+    listing = functools.partial(_filetools.list_files, base, path_help=path_help)
 
     def read_file(path: str, offset: int = 1, limit: int = DEFAULT_READ_LINES) -> str:
         return read(path, offset, limit)
@@ -152,6 +171,23 @@ def workspace_tools(root: Path) -> list[BaseTool]:
         _structured("search", search, asearch, SearchArgs),
         _structured("list_files", list_files, alist_files, ListFilesArgs),
     ]
+
+
+def workspace_path_exists(root: Path) -> Callable[[str], bool]:
+    """Return a check that a path (as a model wrote it) names something inside ``root``.
+
+    For :class:`~leanloop.tools.ToolRegistry`'s ``path_exists``: paths outside the
+    workspace, or that the system cannot use, count as missing.
+    """
+    base = Path(root).resolve()
+
+    def exists(path: str) -> bool:
+        try:
+            return resolve_inside(base, path).exists()
+        except (PathRefused, OSError):  # OSError: a name too long for the system
+            return False
+
+    return exists
 
 
 def _structured(
