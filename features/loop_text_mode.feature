@@ -79,15 +79,14 @@ Feature: The agent loop speaks the text tool protocol end to end
     And text-mode request 2 has a system message saying tool results are data
     And text-mode request 3 ends with a marked user turn "<tool_result name="lookup">\nvalue of colour\n</tool_result>"
 
-    Examples: refusals as test doubles send them
-      | server                              |
-      | tools as the scripted server does   |
-      | tools as Ollama does                |
-
-    # Both fail today: modes.is_tools_refusal rejects any status but 400 (the real
-    # llama-server answers 500 server_error) and its pattern lacks "requires" (vLLM).
-    Examples: refusals as real servers send them
+    # The errors are built as the openai 3.x client builds them: "Error code: <status> -
+    # <message>". Only the Ollama row passes today: leanloop.modes.is_tools_refusal
+    # accepts status 400 only (llama-server without --jinja answers 500) and its pattern
+    # has no "requires" (llama.cpp's and vLLM's wording).
+    Examples: refusals as servers send them
       | server                                     |
+      | tools as the scripted server does          |
+      | tools as Ollama does                       |
       | tools as llama-server without jinja does   |
       | tools as vLLM without a tool parser does   |
 
@@ -95,7 +94,7 @@ Feature: The agent loop speaks the text tool protocol end to end
     The loop reads files named in the request before the first step (prefetch); those
     reads must not count as "a tool already ran", and they must reach the text-mode
     request as text results, not as native tool messages.
-    Given a text-mode agent with read_file over a workspace holding "notes.txt", whose first request is refused for tools as the scripted server does, tool_mode "auto":
+    Given a text-mode agent with read_file over a workspace holding "notes.txt", whose first request is refused for tools as Ollama does, tool_mode "auto":
       | reply                       |
       | The launch code is 4711.    |
     When the text-mode agent is asked "What is the launch code in notes.txt?"

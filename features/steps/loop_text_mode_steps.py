@@ -205,13 +205,18 @@ _SERVER_REFUSALS: dict[str, tuple[int, dict[str, Any]]] = {
 
 
 def provider_error(status: int, body: dict[str, Any]) -> openai.APIStatusError:
-    """The error ``openai`` raises for an HTTP ``status`` answer with JSON ``body``."""
+    """The error the ``openai`` client raises for an HTTP ``status`` answer with ``body``.
+
+    Built as ``openai`` 3.x builds it (``_make_status_error_from_response``): the text is
+    ``Error code: <status> - <the body's message>``; the whole body stays in ``.body``.
+    """
     response = httpx.Response(status, json=body, request=httpx.Request("POST", "http://x"))
     kind = openai.BadRequestError if status == 400 else openai.InternalServerError
     payload = body.get("error", body)
+    text = f"Error code: {status} - {payload['message']}"
     # Typed against the HTTP client openai was built with (httpx or its httpx2 fork); it
     # only reads the status and headers, which both provide.
-    return kind(f"Error code: {status} - {body}", response=cast(Any, response), body=payload)
+    return kind(text, response=cast(Any, response), body=payload)
 
 
 def _refusal(what: str) -> Callable[[list[BaseMessage]], Any]:
