@@ -43,7 +43,10 @@ class PathHelp:
         try:
             hints = list(self.hints())
         except Exception:  # the caller's hook must not break a tool call
-            _log.warning("path_hints failed; going on without them", exc_info=True)
+            _log.warning(
+                "path_hints failed; going on without them",
+                exc_info=_log.isEnabledFor(logging.DEBUG),
+            )
             return []
         found: list[str] = []
         for hint in hints:

@@ -197,7 +197,8 @@ class ToolRegistry:
         try:
             repair = repair_call(draft.name, draft.args, signatures, path_exists=self.path_exists)
         except Exception:  # a failing path check must not turn into a crash
-            _log.warning("repairing tool name %r failed", draft.name, exc_info=True)
+            debug = _log.isEnabledFor(logging.DEBUG)
+            _log.warning("repairing tool name %r failed", draft.name, exc_info=debug)
             return None
         if repair is None:
             return None

@@ -182,8 +182,8 @@ def _embedded_argument(ask: _Ask) -> Repair | None:
 
 def _embedded_param(tool: str, rest: str, ask: _Ask) -> str | None:
     """The parameter of ``tool`` that ``rest`` (taken from the name) is a value for."""
-    word = _stem(normalize_name(rest))
-    if not rest or word in _GENERIC or word in _VERBS:
+    words = [_stem(w) for w in _words(rest)]
+    if all(w in _GENERIC or w in _VERBS for w in words):  # "files", "the_code": no value
         return None
     params = ask.tools[tool]
     group = _group_of(tool)
