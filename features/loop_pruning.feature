@@ -95,6 +95,7 @@ Feature: Tool-output pruning in the agent loop
       | fails with "pruning server down"                   | exception: ScriptError: pruning server down |
       | answers "Lines 101 and 201 look relevant to me."   | unparseable                              |
       | only invents lines                                 | nothing verifiable                       |
+      | is slower than its pruning_timeout                 | timeout                                  |
 
   Scenario Outline: Criterion 6 - output_prune <flag> gives the raw output, capped, without a pruning call
     Given a pruning agent with the script:

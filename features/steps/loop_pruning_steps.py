@@ -7,6 +7,7 @@ see exactly which arguments it received and what it returned.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from collections.abc import Callable, Sequence
@@ -23,6 +24,7 @@ from langchain_core.messages import (
     SystemMessage,
     ToolMessage,
 )
+from langchain_core.outputs import ChatResult
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import ConfigDict
@@ -241,6 +243,28 @@ def step_extractor_answers(context: Context, text: str) -> None:
     _extractor(context, text)
 
 
+class SlowExtractor(ScriptedChatModel):
+    """An extraction model that records the request, then takes a minute to answer."""
+
+    async def _agenerate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: Any = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        result = self._generate(messages, stop, None, **kwargs)
+        await asyncio.sleep(60)  # cancelled by the agent's pruning_timeout long before
+        return result
+
+
+@given("the pruning agent's extraction model is slower than its pruning_timeout")
+def step_extractor_slow(context: Context) -> None:
+    answer = _timed(_answer([]), context.pruning_timeline, "prune")
+    context.pruning_extractor = SlowExtractor(replies=[answer], repeat_last=True)
+    context.pruning_presets = {"pruning_timeout": 0.05}
+
+
 @given("the pruning agent's extraction model only invents lines")
 def step_extractor_invents(context: Context) -> None:
     _extractor(context, _answer(["ERROR the disk was full", "ERROR the network went away"]))
@@ -293,6 +317,7 @@ def _make(context: Context, *, extra: str | None = None, **settings: Any) -> Non
     context.pruning_inbox = ToolInbox()
     tools = _tools(context, context.pruning_inbox, extra)
     context.pruning_schemas_before = [convert_to_openai_tool(t) for t in tools]
+    settings = {**getattr(context, "pruning_presets", {}), **settings}
     context.pruning_settings = settings
     context.pruning_replies = _script(context)
     context.pruning_agent = _agent(
@@ -731,8 +756,10 @@ def step_record_order(context: Context, offsets: str) -> None:
         f"report tool_calls are in completion order {got}, not call order {wanted}: "
         "ToolRunner._one appends each record when its call finishes, so a pruned call "
         "(which waits for the extraction model) lands after a later unpruned one. "
-        "Fix in src/leanloop/toolrun.py: build the ToolCallRecord in _one and return it "
-        "with the CallResult; in run() append the records after asyncio.gather, in call order."
+        "Fix in src/leanloop/toolrun.py: give _one a slot (its index in `accepted`) and a "
+        "per-run list `records = [None] * len(accepted)`; store the record in that slot at "
+        "both places that now call self.report.tool_calls.append; after asyncio.gather in "
+        "run(), extend self.report.tool_calls with the filled slots, in call order."
     )
 
 

@@ -103,6 +103,7 @@ class PruningLibrary:
         tool_mode: str = "native",
         max_rounds: int = 4,
         pruning_timeout: float = 60,
+        pruning_min_chars: int = 2000,
         max_tokens: int | str | None = None,
         system_prompt: str = "You answer questions about the files in the workspace.",
     ) -> str:
@@ -134,6 +135,7 @@ class PruningLibrary:
                 allow_tool_output_pruning=True,
                 pruning_model="m",
                 pruning_timeout=float(pruning_timeout),
+                pruning_min_chars=int(pruning_min_chars),
             )
         document = {"version": 1, "models": {"m": model_entry}, "agents": {"pruner": agent}}
         path = Path(folder) / "agents.yaml"
