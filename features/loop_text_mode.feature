@@ -115,6 +115,7 @@ Feature: The agent loop speaks the text tool protocol end to end
     And the text-mode failure's report says tool_mode "native" after 0 steps
     And the text-mode run made 1 requests
     And the text-mode run emitted no tool-mode change
+    And the text-mode tool never ran
 
   Scenario: auto mode does not fall back for an error that is not about tools
     Given a text-mode agent whose first request is refused for the request, tool_mode "auto":

@@ -5,8 +5,9 @@ Documentation       The text tool protocol against real HTTP servers: one agents
 ...                 scripted server refusing `tools`, an `auto` agent falls back to text.
 ...                 The 0.5B model is weak and slow on CPU: its tests assert structure (the
 ...                 run finished, the model itself called read_file), never the answer's
-...                 wording. Run the real-model test several times to measure it:
-...                 `--variable RUNS:5 --variable MIN_SUCCESSES:0`.
+...                 wording. Measure it over several wordings of the question (temperature 0
+...                 makes a repeated one deterministic): `--variable RUNS:5
+...                 --variable MIN_SUCCESSES:0`.
 Resource            resources/servers.resource
 Library             resources/TextModeLibrary.py
 Suite Setup         Start Scripted Server For Suite    n_ctx=32768
@@ -17,6 +18,11 @@ Test Setup          Reset Scripted Server
 *** Variables ***
 ${FACT}             The launch code is 4711.
 ${SYSTEM}           You answer from the files in the workspace. First call read_file on the file the user names. Then answer in one sentence.
+@{QUESTIONS}        Read notes.txt and tell me the launch code.
+...                 What is the launch code in notes.txt?
+...                 Look in notes.txt: what is the launch code?
+...                 notes.txt holds a launch code. Which one is it?
+...                 Tell me the launch code that is written in notes.txt.
 ${RUNS}             1
 ${MIN_SUCCESSES}    1
 ${TOOL_BLOCK}       ```tool\n{"name": "read_file", "arguments": {"path": "notes.txt"}}\n```
@@ -29,17 +35,20 @@ A Text Mode Agent Reads A File And Answers On The Server Without Our Template
     [Documentation]    Acceptance: the agents file with `tool_mode: text` completes read → answer
     ...    on llama-server started without leanloop's chat template (`--no-template`). The
     ...    prefetch of named files is off, so the read_file call must come from the model.
+    ...    A run counts when it ends with the model's answer (stop reason answer, max_rounds
+    ...    or repeated_calls: the 0.5B model tends to repeat its read until the loop stops it).
     [Tags]    real-model
     Start Local Llama Server Without Our Template
     ${folder}=    Workspace With Notes    ${TEMPDIR}${/}text-mode-real
     ${file}=    Write Text Mode Agents File    ${folder}    ${LLAMA_URL}    ${SYSTEM}
     ...    tool_mode=text    max_rounds=3    max_tokens=128    prefetch=False
-    ${measured}=    Measure Text Mode Runs    ${file}
-    ...    Read notes.txt and tell me the launch code.    notes.txt    runs=${RUNS}
+    ${measured}=    Measure Text Mode Runs    ${file}    ${QUESTIONS}    notes.txt
+    ...    runs=${RUNS}    expected=4711
     FOR    ${line}    IN    @{measured}[outcomes]
         Log    ${line}    console=True
     END
-    Log    read → answer in ${measured}[successes] of ${measured}[runs] runs    console=True
+    Log    read → answer in ${measured}[successes] of ${measured}[runs] runs (${measured}[correct] with 4711)
+    ...    console=True
     Should Be True    ${measured}[successes] >= ${MIN_SUCCESSES}
     ...    read → answer in only ${measured}[successes] of ${measured}[runs] runs: ${measured}[outcomes]
 

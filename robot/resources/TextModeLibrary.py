@@ -23,6 +23,10 @@ from leanloop.exceptions import LeanloopError
 
 __all__ = ["TextModeLibrary"]
 
+_FINISHED = ("answer", "max_rounds", "repeated_calls")
+"""Stop reasons of a run that ended with an answer from the model: its own, or the final
+tool-less one after the rounds ran out or the loop stopped a repeated identical call."""
+
 
 class TextModeLibrary:
     """Write the text-mode agents file, run it, and judge the runs."""
@@ -107,31 +111,49 @@ class TextModeLibrary:
         )
 
     def run_should_have_read_and_finished(self, result: dict[str, Any], path: str) -> None:
-        """Fail unless the run finished (answer or max_rounds) after the model read ``path``."""
+        """Fail unless the run finished with an answer after the model itself read ``path``."""
         problem = self._problem(result, path)
         if problem:
             raise AssertionError(problem)
 
     def measure_text_mode_runs(
-        self, agents_file: str, question: str, path: str, runs: int = 1
+        self,
+        agents_file: str,
+        questions: list[str] | str,
+        path: str,
+        runs: int = 1,
+        expected: str = "",
     ) -> dict[str, Any]:
         """Run the agent ``runs`` times; count runs that read ``path`` and finished.
 
-        Returns ``{"runs", "successes", "rate", "outcomes"}``; each outcome is one line
-        saying what that run did (for the log and the report).
+        At temperature 0 a repeated question gets the same reply, so run ``n`` asks
+        ``questions[n % len(questions)]``: different wordings are what varies.
+
+        Returns ``{"runs", "successes", "rate", "correct", "outcomes"}``: ``correct``
+        counts successful runs whose answer contains ``expected`` (reported, not judged:
+        a small model's wording is not the protocol's concern); each outcome is one line
+        saying what that run did, for the log.
         """
+        asked = [questions] if isinstance(questions, str) else list(questions)
         outcomes: list[str] = []
-        successes = 0
+        successes = correct = 0
         for number in range(1, int(runs) + 1):
+            question = asked[(number - 1) % len(asked)]
             result = self.run_text_mode_agent(agents_file, question)
             problem = self._problem(result, path)
             successes += not problem
-            outcomes.append(f"run {number}: {problem or 'ok'}: {_brief(result)}")
+            right = bool(expected) and expected in result["answer"]
+            correct += right and not problem
+            mark = f" answer has {expected!r}: {right}" if expected else ""
+            outcomes.append(
+                f"run {number} ({question!r}): {problem or 'ok'}:{mark} {_brief(result)}"
+            )
         total = int(runs)
         return {
             "runs": total,
             "successes": successes,
             "rate": successes / total if total else 0.0,
+            "correct": correct,
             "outcomes": outcomes,
         }
 
@@ -139,7 +161,7 @@ class TextModeLibrary:
         if result["error"]:
             return f"the run failed: {result['error']}"
         report = result["report"]
-        if report.get("stop_reason") not in ("answer", "max_rounds"):
+        if report.get("stop_reason") not in _FINISHED:
             return f"the run stopped with {report.get('stop_reason')!r}"
         if not self.model_read_calls(report, path):
             calls = [(c["name"], c["args"]) for c in report.get("tool_calls", [])]
