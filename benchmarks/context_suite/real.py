@@ -1,0 +1,197 @@
+"""``--real``: a few tasks against the local llama-server, with the Qwen model in every role.
+
+The embedded server (``leanloop local setup`` builds it; :func:`running_server` runs it on
+a free port with a 4,096-token window) answers as the reader, as leanloop's extractor and
+as LangChain's summarizer. Every request still goes through the reference counter, so the
+figures are comparable with the scripted suite; the server refuses what does not fit its
+own window (its tokenizer counts differently), and a run that takes too long is stopped.
+Correctness here is informative: a 0.5B model reasons poorly, and this mode shows how the
+strategies fare with a real model, not how good the model is.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import datetime
+import socket
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel, LanguageModelInput
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.runnables import Runnable
+from langchain_core.tools import BaseTool
+from langchain_core.utils.function_calling import convert_to_openai_tool
+from langchain_openai import ChatOpenAI
+from pydantic import ConfigDict
+
+from benchmarks.context_suite.metrics import rows_for
+from benchmarks.context_suite.reference import Role, RunLog, Session
+from benchmarks.context_suite.report import ReportInfo, markdown_report
+from benchmarks.context_suite.strategies import STRATEGIES, Tuning
+from benchmarks.context_suite.suite import Models, quiet_logs, run_matrix
+from benchmarks.context_suite.tasks import make_tasks
+from benchmarks.context_suite.workspace import build_workspace
+from leanloop.localmodel import MODEL_ALIAS, running_server
+
+__all__ = ["MeasuredModel", "run_real"]
+
+REAL_WINDOW = 4_096
+REAL_TASKS = 3
+REAL_SCALE = 100.0
+"""Bytes per size unit: logs of 3–6 KB, so a CPU-only server gets through a run."""
+REAL_ROUNDS = 12
+RUN_TIMEOUT_S = 900.0
+REPLY_TOKENS = 512
+
+NOTES = """\
+**Real mode.** Reader, extractor and summarizer are the embedded Qwen2.5-Coder-0.5B
+(llama-server, CPU, 4,096-token window). Correctness is informative only: it shows what
+a small real model does under each strategy, not a property of the strategy. *Over window*
+counts requests over the window by the reference counter; the server refuses by its own
+tokenizer, which counts digits one by one, so a request can be refused (a failed run)
+without being counted over, and the reverse."""
+
+
+class MeasuredModel(BaseChatModel):
+    """A real chat model behind the suite's reference counter (it never refuses itself)."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    inner: BaseChatModel
+    session: Session
+    role: Role
+    model_name: str = MODEL_ALIAS
+
+    @property
+    def _llm_type(self) -> str:
+        return "context-suite-measured"
+
+    def bind_tools(
+        self,
+        tools: Sequence[Mapping[str, Any] | type | Callable[..., Any] | BaseTool],
+        *,
+        tool_choice: Any = None,
+        **kwargs: Any,
+    ) -> Runnable[LanguageModelInput, AIMessage]:
+        """Bind tools as OpenAI-format schemas; they are passed on at each request."""
+        del kwargs
+        schemas = [convert_to_openai_tool(tool) for tool in tools]
+        return self.bind(tools=schemas, tool_choice=tool_choice)
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        msg = "MeasuredModel is async only"
+        raise NotImplementedError(msg)
+
+    async def _agenerate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        tools = list(kwargs.get("tools") or [])
+        with self.session.request(self.role, messages, tools, refuse=False):
+            runnable: Runnable[LanguageModelInput, BaseMessage] = self.inner
+            if tools:
+                runnable = self.inner.bind_tools(tools, tool_choice=kwargs.get("tool_choice"))
+            reply = await runnable.ainvoke(messages)
+        message = reply if isinstance(reply, AIMessage) else AIMessage(content=str(reply.content))
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _factory(base_url: str) -> Callable[[Session], Models]:
+    def models(session: Session) -> Models:
+        chat = ChatOpenAI(
+            model=MODEL_ALIAS,
+            base_url=base_url,
+            api_key="none",  # type: ignore[arg-type]  # the local server wants no key
+            temperature=0,
+            max_completion_tokens=REPLY_TOKENS,
+            timeout=RUN_TIMEOUT_S,
+            max_retries=0,
+        )
+
+        def measured(role: Role) -> MeasuredModel:
+            return MeasuredModel(inner=chat, session=session, role=role)
+
+        return Models(
+            reader=measured("reader"),
+            extractor=measured("extractor"),
+            summarizer=measured("summarizer"),
+            begin=lambda task: None,
+        )
+
+    return models
+
+
+def run_real(args: argparse.Namespace) -> int:
+    """Run the real mode and print (and write) its report; returns the exit status."""
+    started = time.perf_counter()
+    strategies = [s for s in STRATEGIES if s.key in args.strategies]
+    port = args.port or _free_port()
+    with (
+        tempfile.TemporaryDirectory(prefix="context-suite-real-") as folder,
+        running_server(port=port, ctx_size=REAL_WINDOW) as server,
+        quiet_logs(),
+    ):
+        facts = build_workspace(Path(folder), seed=args.seed, scale=REAL_SCALE)
+        tasks = make_tasks(facts, count=min(args.tasks, REAL_TASKS), seed=args.seed)
+        logs = asyncio.run(
+            run_matrix(
+                strategies=strategies,
+                windows=[REAL_WINDOW],
+                tasks=tasks,
+                workspace=facts.root,
+                models=_factory(server.openai_url),
+                progress=lambda line: print(line, file=sys.stderr, flush=True),
+                warm_up=False,
+                tuning=Tuning(
+                    max_rounds=REAL_ROUNDS, reader_name=MODEL_ALIAS, prompt_profile="auto"
+                ),
+                run_timeout=RUN_TIMEOUT_S,
+            )
+        )
+    rows = rows_for(logs, strategies)
+    info = ReportInfo(
+        title="Context-efficiency suite: real mode (local llama-server)",
+        date=datetime.datetime.now(datetime.UTC).date().isoformat(),
+        windows=[REAL_WINDOW],
+        tasks=len(tasks),
+        seed=args.seed,
+        seconds=time.perf_counter() - started,
+        command="python -m benchmarks.context_suite --real",
+        notes=NOTES + "\n\n" + _failures(logs),
+    )
+    text = markdown_report(info, rows, [], [], strategies)
+    print(text)
+    if not args.no_write:
+        args.results.mkdir(parents=True, exist_ok=True)
+        (args.results / "context_suite_real.md").write_text(text, encoding="utf-8")
+    return 0
+
+
+def _failures(logs: Sequence[RunLog]) -> str:
+    lines = ["**Runs that failed**, and why:", ""]
+    failed = [g for g in logs if g.error]
+    lines += [f"- {g.strategy} {g.task_id}: {(g.error or '')[:160]}" for g in failed] or ["- none"]
+    return "\n".join(lines)
