@@ -49,6 +49,7 @@ __all__ = [
     "history",
     "log_text",
     "marker_answer",
+    "measure_step_medians",
     "measure_step_ratio",
     "new_step",
     "quiet_logs",
@@ -358,7 +359,15 @@ _WARMUP_SAMPLES = 5
 def measure_step_ratio(
     *, path: str, large: int = 1_000, small: int = 10, samples: int = 150
 ) -> float:
-    """Median per-step check at ``large`` messages over the median at ``small`` messages.
+    """Median per-step check at ``large`` messages over the median at ``small`` messages."""
+    at_small, at_large = measure_step_medians(path=path, large=large, small=small, samples=samples)
+    return at_large / at_small
+
+
+def measure_step_medians(
+    *, path: str, large: int = 1_000, small: int = 10, samples: int = 150
+) -> tuple[float, float]:
+    """Median seconds of one per-step check at ``small`` and at ``large`` messages.
 
     Samples of both sizes are interleaved, so a change in machine load affects both alike;
     the garbage collector is off while a step is timed, as in ASV and ``timeit``.
@@ -370,7 +379,7 @@ def measure_step_ratio(
             seconds = _timed(case.run)
             if index >= 0:
                 times[count].append(seconds)
-    return statistics.median(times[large]) / statistics.median(times[small])
+    return statistics.median(times[small]), statistics.median(times[large])
 
 
 def _timed(call: Callable[[], object]) -> float:
