@@ -8,6 +8,7 @@ cost compute, but they are not the context the reader works in.
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import pairwise
@@ -19,6 +20,7 @@ __all__ = [
     "ProbeFigure",
     "Row",
     "TargetCheck",
+    "probe_figures",
     "probe_overhead",
     "rows_for",
     "step_overheads",
@@ -120,6 +122,25 @@ class ProbeFigure:
     """Smallest and largest message count of the steps measured."""
     overhead_ms: float | None
     """``None`` when the run never got that far (it ended early)."""
+
+
+def probe_figures(logs: Sequence[RunLog]) -> list[ProbeFigure]:
+    """One figure per (strategy, window): the median over its probe runs (``None`` if any
+    run ended early), in the order the logs came."""
+    groups: dict[tuple[str, int], list[ProbeFigure]] = {}
+    for log in logs:
+        groups.setdefault((log.strategy, log.window), []).append(probe_overhead(log))
+    figures = []
+    for (strategy, window), runs in groups.items():
+        values = [f.overhead_ms for f in runs]
+        if any(v is None for v in values):
+            figures.append(ProbeFigure(strategy, window, (0, 0), None))
+            continue
+        middle = statistics.median(v for v in values if v is not None)
+        low = min(f.messages[0] for f in runs)
+        high = max(f.messages[1] for f in runs)
+        figures.append(ProbeFigure(strategy, window, (low, high), middle))
+    return figures
 
 
 def probe_overhead(log: RunLog, *, min_steps: int = 40) -> ProbeFigure:

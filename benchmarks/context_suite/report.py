@@ -76,8 +76,9 @@ counts reader requests larger than the window by the reference counter
 would, and a LangChain run ends there (*Failed runs*) while leanloop trims and retries.
 *Peak* and *Total prompt tokens* are the reader's requests (refused ones included);
 *Aux tokens* are the extractor's (leanloop pruning) or the summarizer's requests.
-*Overhead* is the strategy's own time per reader request: wall time less the time inside
-models and tools, with zero-latency models. See
+*Overhead* is the strategy's own CPU time per reader request: the process's CPU time less
+the time inside models and tools, with zero-latency models (it varies by tens of percent
+from run to run on a busy machine; the token columns repeat exactly). See
 `docs/adr/0012-context-efficiency-suite.md` for the method and its limits."""
 
 
@@ -110,9 +111,11 @@ def markdown_report(
             "",
             "## Overhead at a long history",
             "",
-            "A probe task of 50 small reads (about 700 characters each) run once per "
-            "strategy; the figure is the mean of the strategy's own time over the last "
-            "10 steps, when the request holds about 100 messages.",
+            "A probe task of 50 small reads (about 700 characters each), run three times "
+            "per strategy and window; the figure is the median over the runs of the mean "
+            "CPU time the strategy spent on each of its last 10 steps, when the request "
+            "holds about 100 messages (*ended early*: the run stopped before that, e.g. "
+            "refused or out of budget).",
             "",
             _probe_table(probes, labels),
         ]
