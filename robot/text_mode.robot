@@ -17,7 +17,7 @@ Test Setup          Reset Scripted Server
 
 *** Variables ***
 ${FACT}             The launch code is 4711.
-${SYSTEM}           You answer from the files in the workspace. First call read_file on the file the user names. Then answer in one sentence.
+${SYSTEM}           Your first reply must be exactly one ```tool block that calls read_file on the file the user names. After the result arrives, answer in one sentence.
 @{QUESTIONS}        Read notes.txt and tell me the launch code.
 ...                 What is the launch code in notes.txt?
 ...                 Look in notes.txt: what is the launch code?
