@@ -113,7 +113,7 @@ Feature: The embedded local model (llama.cpp server and a GGUF from PyPI wheels)
     Then local model setup reports the server and the model reused
 
   Scenario: The local server command line uses one slot, the alias and the template
-    Then the local server command has "-np 1", "--alias local-test" and "--ctx-size 4096"
+    Then the local server command has "-np 1", "--alias local-test" and "--ctx-size 8192"
     And the local server command uses the leanloop chat template with --jinja
     And the local server command without the template has no "--chat-template-file"
 
@@ -178,8 +178,8 @@ Feature: The embedded local model (llama.cpp server and a GGUF from PyPI wheels)
 
   Scenario: A local server that never becomes healthy is stopped after the timeout
     Given a fake llama server executable that never becomes healthy
-    When the local server is started on a free port with a 1 second health timeout
-    Then the local model error mentions "was not healthy after 1 s"
+    When the local server is started on a free port with a 2 second health timeout
+    Then the local model error mentions "was not healthy after 2 s"
     And no fake llama server process is left
 
   Scenario: A local server that ignores SIGTERM is killed after the grace period
@@ -187,6 +187,11 @@ Feature: The embedded local model (llama.cpp server and a GGUF from PyPI wheels)
     And the local server is started on a free port with ctx size 4096
     When the local server is stopped with a grace period of 0.5 seconds
     Then the local server process is gone and its PID file removed
+
+  Scenario: A local server owned by a process that is killed goes with it
+    Given a fake llama server executable
+    When a helper process starts an owned local server and is killed
+    Then the owned local server process is gone within 10 seconds
 
   Scenario: Starting a local server before setup asks for setup
     Given no llama server executable in the cache

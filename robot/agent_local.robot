@@ -8,25 +8,24 @@ Suite Teardown      Stop Local Llama Server
 
 
 *** Test Cases ***
-An Agent Reads A File And Answers With Usage In The Report
+The Model Calls read_file And The Usage Lands In The Report
     ${folder}=    Set Variable    ${TEMPDIR}${/}agent-local-read
     Remove Directory    ${folder}    recursive=True
     Create File    ${folder}${/}workspace${/}notes.txt    The launch code is 4711.\n
     ${file}=    Write Agents File    ${folder}    ${LLAMA_URL}
-    ...    You answer questions about the files in the workspace. Read notes.txt with read_file before you answer.
-    ${result}=    Ask Agent    ${file}    What is the launch code written in notes.txt?
+    ...    You answer questions about the files in the workspace. The notes are in notes.txt. Use the tools to look at the files before you answer.
+    ${result}=    Ask Agent    ${file}    What launch code do the notes give?
     Log    ${result}
     ${report}=    Set Variable    ${result}[report]
     ${names}=    Evaluate    [call["name"] for call in $report["tool_calls"]]
     List Should Contain Value    ${names}    read_file
     Should Be Equal    ${report}[stop_reason]    answer
     ${count}=    Get Length    ${report}[requests]
-    Should Be True    ${count} >= 2
+    Should Be True    ${count} >= 2    the model answered without a tool request: ${report}
     FOR    ${request}    IN    @{report}[requests]
         Should Be True    isinstance($request["input_tokens"], int) and $request["input_tokens"] > 0
         Should Be True    isinstance($request["output_tokens"], int) and $request["output_tokens"] > 0
     END
-    Should Be True    $report["requests"][1]["input_tokens"] > $report["requests"][0]["input_tokens"]
     Should Not Be Empty    ${result}[answer]
 
 The Demo Answers On A Running Server And Leaves It Running

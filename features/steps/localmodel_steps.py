@@ -771,9 +771,16 @@ def step_foreign_listener(context: Context) -> None:
 
 @then("no fake llama server process is left")
 def step_no_fake_left(context: Context) -> None:
-    log = _paths(context).log_file(context.port).read_text()
-    pid = int(log.split("fake llama-server pid ", 1)[1].split()[0])
-    assert not process_alive(pid), pid
+    # Scan /proc rather than the log: under load the fake may not have logged its pid yet.
+    binary = str(_paths(context).server_binary).encode()
+    port = str(context.port).encode()
+    left = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        with contextlib.suppress(OSError):
+            args = cmdline.read_bytes().split(b"\0")
+            if binary in args and port in args and process_alive(int(cmdline.parent.name)):
+                left.append(cmdline.parent.name)
+    assert left == [], left
     assert not list(_paths(context).run_dir.glob("*.pid"))
 
 
@@ -788,6 +795,43 @@ def step_context_fails(context: Context) -> None:
         assert process_alive(record.pid)
         raise RuntimeError("the block failed")
     assert context.record.port == port
+
+
+OWNER_SCRIPT = """
+import sys, time
+from pathlib import Path
+from leanloop.localmodel.paths import CachePaths
+from leanloop.localmodel.server import ServerOptions, start_server
+options = ServerOptions(port=int(sys.argv[2]), detached=False)
+record = start_server(options, paths=CachePaths(Path(sys.argv[1])))
+print(record.pid, flush=True)
+time.sleep(120)
+"""
+
+
+@when("a helper process starts an owned local server and is killed")
+def step_owner_killed(context: Context) -> None:
+    context.port = _free_port()
+    root = str(_paths(context).root)
+    helper = subprocess.Popen(
+        [sys.executable, "-c", OWNER_SCRIPT, root, str(context.port)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    context.cleanups.append(lambda: stop_server(context.port, paths=_paths(context), grace=1))
+    assert helper.stdout is not None
+    context.owned_pid = int(helper.stdout.readline())
+    assert process_alive(context.owned_pid)
+    helper.kill()
+    helper.wait()
+
+
+@then("the owned local server process is gone within {seconds:d} seconds")
+def step_owned_gone(context: Context, seconds: int) -> None:
+    deadline = time.monotonic() + seconds
+    while process_alive(context.owned_pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not process_alive(context.owned_pid), f"pid {context.owned_pid} still runs"
 
 
 # ── the CLI ─────────────────────────────────────────────────────────────────────────

@@ -196,7 +196,7 @@ class ServerLibrary:
             )
             raise AssertionError(msg)
         options = ServerOptions(port=self.free_port(), ctx_size=int(ctx_size),
-                                template=_truthy(template))  # fmt: skip
+                                template=_truthy(template), detached=False)  # fmt: skip
         try:
             self._llama = start_server(options, paths=paths)
         except LocalModelError as exc:

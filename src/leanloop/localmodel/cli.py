@@ -8,6 +8,7 @@ input). Failures print one line on stderr, never a traceback.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -143,8 +144,12 @@ def _guarded(action: Callable[[], int]) -> int:
         _err(str(exc))
         return 1
     except KeyboardInterrupt:
-        _err("interrupted")
+        _err("interrupted", prefix="")
         return 130
+    except BrokenPipeError:
+        # The reader went away (`leanloop local status | head -1`): stop writing quietly.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 def _port_option(parser: argparse.ArgumentParser) -> None:

@@ -23,7 +23,9 @@ from leanloop.localmodel.server import ServerOptions, server_status, start_serve
 
 __all__ = ["DEMO_QUESTION", "PORT_ENV", "DemoResult", "default_agents_file", "run_demo"]
 
-DEMO_QUESTION = "Which port does the ledgerline service listen on, and which team owns it?"
+DEMO_QUESTION = (
+    "Read config/service.toml and tell me which port the service listens on and which team owns it."
+)
 PORT_ENV = "LEANLOOP_LOCAL_PORT"
 """The example YAML reads the server's port from this variable."""
 
@@ -68,7 +70,7 @@ def run_demo(
     if not server_status(port, paths=where).running:
         if progress:
             progress(f"starting llama-server on port {port}")
-        start_server(ServerOptions(port=port), paths=where)
+        start_server(ServerOptions(port=port, detached=False), paths=where)
         started = True
     try:
         answer, report = _ask(file, question, port)

@@ -35,7 +35,8 @@ MODEL_ALIAS = "local-test"
 """The model name the server answers to (``--alias``); the example YAML uses it."""
 DEFAULT_PORT = 8765
 """Not 8080: that port is the default of llama.cpp and of half the web servers around."""
-DEFAULT_CTX_SIZE = 4096
+DEFAULT_CTX_SIZE = 8192
+"""Tokens; below 8,192 tool results crowd the window (the budget logic warns about it)."""
 
 
 @dataclass(frozen=True, slots=True)

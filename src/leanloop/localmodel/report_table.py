@@ -33,9 +33,11 @@ def format_report(report: Mapping[str, Any]) -> str:
     total_out = _total(requests, "output_tokens")
     lines.append(f"{'total':>7}  {'':>8}  {_num(total_in):>12}  {_num(total_out):>13}")
     if calls:
-        lines += ["", f"{'call':>7}  {'tool':<40}  {'chars out':>9}"]
-        for number, call in enumerate(calls, start=1):
-            lines.append(f"{number:>7}  {_call_text(call):<40}  {_num(call.get('chars_out')):>9}")
+        texts = [_call_text(call) for call in calls]
+        width = max(len("tool"), *(len(text) for text in texts))
+        lines += ["", f"{'call':>7}  {'tool':<{width}}  {'chars out':>9}"]
+        for number, (call, text) in enumerate(zip(calls, texts, strict=True), start=1):
+            lines.append(f"{number:>7}  {text:<{width}}  {_num(call.get('chars_out')):>9}")
     return "\n".join(lines)
 
 

@@ -9,12 +9,14 @@ starts a server and always stops it, on errors and on Ctrl-C too.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import dataclasses
 import logging
 import os
 import signal
 import socket
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -47,6 +49,10 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
+_PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
+# Resolved once here: the child calls it between fork and exec, where loading code is unsafe.
+_PRCTL: Any = ctypes.CDLL(None).prctl if sys.platform == "linux" else None
+
 TEMPLATE_FILE = Path(__file__).with_name("qwen_tools.jinja")
 """The chat template that makes the small Qwen model's tool calls parseable."""
 
@@ -66,6 +72,11 @@ class ServerOptions:
     """The server executable; the cache's ``bin/llama-server`` when ``None``."""
     model: Path | None = None
     """The GGUF file; the cache's model when ``None``."""
+    detached: bool = True
+    """Keep running after the starting process exits (``leanloop local start``). ``False``
+    ties the server to the starting process: on Linux it gets SIGTERM when that process
+    dies, even by SIGKILL (strictly: when the thread that started it ends), so a killed
+    test run or demo leaves no server behind."""
 
     def __post_init__(self) -> None:
         if not 0 < self.port < 65536:
@@ -164,7 +175,9 @@ def start_server(
     with log.open("wb") as out:
         proc = subprocess.Popen(
             cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-            start_new_session=True,
+            start_new_session=True,  # a Ctrl-C meant for the caller is not for the server
+            # Only a pre-resolved libc call runs in the child (no imports, no locks).
+            preexec_fn=None if opts.detached or _PRCTL is None else _die_with_parent,  # noqa: PLW1509
         )  # fmt: skip
     record = ServerRecord(
         pid=proc.pid, port=opts.port, ctx_size=opts.ctx_size, model=cmd[2], log=str(log),
@@ -236,7 +249,8 @@ def running_server(
         ...     httpx.get(f"{server.base_url}/health")
     """
     where = paths or cache_paths()
-    record = start_server(options, port=port, ctx_size=ctx_size, paths=where)
+    owned = dataclasses.replace(options or ServerOptions(), detached=False)
+    record = start_server(owned, port=port, ctx_size=ctx_size, paths=where)
     try:
         yield record
     finally:
@@ -298,6 +312,12 @@ def _terminate(pid: int, *, grace: float) -> None:
             time.sleep(0.05)
     msg = f"could not stop process {pid}"  # pragma: no cover - SIGKILL failed
     raise LocalModelError(msg)  # pragma: no cover
+
+
+def _die_with_parent() -> None:
+    """In the child before exec: ask Linux for SIGTERM when the parent process dies."""
+    if _PRCTL is not None:
+        _PRCTL(_PR_SET_PDEATHSIG, int(signal.SIGTERM))
 
 
 def _get_json(url: str) -> dict[str, Any] | None:
