@@ -112,7 +112,7 @@ class ServerLibrary:
         self._server().queue(context_overflow(int(n_prompt_tokens), int(n_ctx)))
 
     def queue_tools_refusal(self) -> None:
-        """Queue an HTTP 400 refusing the ``tools`` parameter."""
+        """Queue an HTTP 400 refusing ``tools`` (real llama.cpp sends it as a 500)."""
         self._server().queue(tools_refused())
 
     def queue_http_error(self, status: int, body: str | dict[str, Any]) -> None:

@@ -55,7 +55,11 @@ def context_overflow(n_prompt_tokens: int, n_ctx: int) -> ScriptedResponse:
 
 
 def tools_refused() -> ScriptedResponse:
-    """A server that does not accept the ``tools`` parameter (llama.cpp without --jinja)."""
+    """A 400 refusing the ``tools`` parameter, with llama.cpp's message.
+
+    The real llama-server without ``--jinja`` sends the same message as HTTP 500
+    ``server_error`` (measured); queue that form with ``queue_http_error`` when it matters.
+    """
     return ScriptedResponse(
         status=400,
         error={

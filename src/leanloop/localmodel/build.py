@@ -214,7 +214,10 @@ def _run(
                 proc.kill()
                 proc.wait()
     if proc.returncode != 0:
-        msg = f"`cmake {cmd[1]}` failed (exit {proc.returncode}); see {log}"
+        msg = (
+            f"`cmake {cmd[1]}` failed (exit {proc.returncode}); see {log}"
+            f" (delete {log.parent} to start the build over)"
+        )
         raise LocalModelError(msg)
 
 
