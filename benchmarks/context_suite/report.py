@@ -27,6 +27,8 @@ class ReportInfo:
     plot: str | None = None
     """The plot's file name, next to the report; ``None`` for no plot."""
     notes: str = ""
+    how_to_read: str = ""
+    """The reading note under the table; the scripted suite's when empty."""
 
 
 _HEADER = (
@@ -99,7 +101,7 @@ def markdown_report(
         "",
         results_table(rows),
         "",
-        HOW_TO_READ,
+        info.how_to_read or HOW_TO_READ,
     ]
     if info.notes:
         parts += ["", info.notes]
