@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import threading
 from collections.abc import AsyncIterator, Mapping
 from typing import Any, cast
 
@@ -98,17 +99,16 @@ class LLMAgent(RunnableSerializable[AgentInput, AIMessage]):
     def invoke(
         self, input: AgentInput, config: RunnableConfig | None = None, **kwargs: Any
     ) -> AIMessage:
-        """Synchronous :meth:`ainvoke`; from inside a running event loop it uses a thread."""
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return asyncio.run(self.ainvoke(input, config, **kwargs))
-        # Called from async code through a sync API: run on a private loop in a thread so
-        # the caller's loop is never blocked re-entrantly.
-        from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415
+        """Synchronous :meth:`ainvoke`, run on one long-lived background event loop.
 
-        with ThreadPoolExecutor(max_workers=1) as pool:
-            return pool.submit(asyncio.run, self.ainvoke(input, config, **kwargs)).result()
+        One loop for every sync call keeps clients that cache an async HTTP connection per
+        process (``langchain_openai`` does) usable across calls, and never blocks a loop the
+        caller may be running.
+        """
+        future = asyncio.run_coroutine_threadsafe(
+            self.ainvoke(input, config, **kwargs), _background_loop()
+        )
+        return future.result()
 
     async def astream(
         self, input: AgentInput, config: RunnableConfig | None = None, **kwargs: Any
@@ -157,6 +157,21 @@ class LLMAgent(RunnableSerializable[AgentInput, AIMessage]):
         messages = opening_messages(input, system_prompt=self.spec.system_prompt)
         child = cast(RunnableConfig, {**config, "callbacks": run_manager.get_child()})
         return await self._loop().run(messages, child, on_text=on_text)
+
+
+_loop_lock = threading.Lock()
+_loop: asyncio.AbstractEventLoop | None = None
+
+
+def _background_loop() -> asyncio.AbstractEventLoop:
+    """The event loop that serves synchronous calls (started once, a daemon thread)."""
+    global _loop  # noqa: PLW0603 - one loop per process, created on first use
+    with _loop_lock:
+        if _loop is None:
+            loop = asyncio.new_event_loop()
+            threading.Thread(target=loop.run_forever, name="leanloop-sync", daemon=True).start()
+            _loop = loop
+        return _loop
 
 
 def load_agents(path: str | os.PathLike[str]) -> dict[str, LLMAgent]:

@@ -231,7 +231,6 @@ class AgentLoop:
         messages = run.protocol.results(calls, [r.text for r in results], [r.ok for r in results])
         run.history.extend([reply, *messages])
         run.report.prefetched = paths
-        run.tools_ran = True
 
     async def _pruning_window(self, main_window: int) -> int:
         spec = self.spec.pruning_model
@@ -275,7 +274,10 @@ class AgentLoop:
                     if recovered_size:
                         raise _StillTooLarge from exc
                     recovered_size = True
-                    attempt = await self._recover_size(run, attempt, overflow)
+                    retry = await self._recover_size(run, attempt, overflow)
+                    if not retry.fits_window or retry.chars >= attempt.chars:
+                        raise _StillTooLarge from exc  # a retry that cannot shrink fails too
+                    attempt = retry
                 elif self._can_fall_back_to_text(run, exc):
                     attempt = await self._fall_back_to_text(run, exc)
                 elif kind == "final" and not flattened and _has_tool_history(attempt.messages):
@@ -375,6 +377,8 @@ class AgentLoop:
     async def _fall_back_to_text(self, run: _Run, exc: BaseException) -> Prepared:
         run.protocol.mode = "text"
         run.report.tool_mode = "text"
+        # Only prefetched reads can be in the history yet: give them the text form.
+        run.history = _history_as_text(run.history)
         _install_system(run)
         run.report.events.append(
             f"step {run.step + 1}: server refused tools; switched to text mode"
@@ -466,6 +470,8 @@ class AgentLoop:
             # Answers leanloop composed (or cleaned of a written call) were not streamed as
             # they are: pass on whatever of the final text the caller has not seen yet.
             text, shown = reply.text, run.streamed
+            if not text.startswith(shown) and text.startswith(shown.rstrip()):
+                shown = shown.rstrip()  # whitespace shown before a held-back call
             await self._show(run, text[len(shown) :] if text.startswith(shown) else f"\n\n{text}")
         run.report.stop_reason = reason
         run.report.steps = run.step
@@ -484,6 +490,15 @@ def _install_system(run: _Run) -> None:
     rest = run.history[1:] if head is not None else run.history
     system = run.protocol.system_message(run.base_system)
     run.history = [system, *rest] if system is not None else list(rest)
+
+
+def _history_as_text(history: Sequence[BaseMessage]) -> list[BaseMessage]:
+    """``history`` with native tool calls and results in their text-mode form."""
+    kept = {id(m) for m in history}
+    return [
+        text_result_turn(m.text) if isinstance(m, HumanMessage) and id(m) not in kept else m
+        for m in flatten_tool_history(history)
+    ]
 
 
 def _has_tool_history(messages: Sequence[BaseMessage]) -> bool:

@@ -50,7 +50,8 @@ Mode = Literal["native", "text"]
 
 _TOOLS_REFUSED = re.compile(
     r"(tools?|function[ _-]?call\w*|tool[ _-]?choice)\b.{0,80}"
-    r"(not supported|unsupported|not allowed|invalid|unknown|unexpected|does not support)"
+    r"(not supported|unsupported|not allowed|invalid|unknown|unexpected|does not support"
+    r"|requires?\b)"
     r"|(does not support|doesn't support|not support)\w*.{0,40}\b(tools?|function)",
     re.IGNORECASE | re.DOTALL,
 )
@@ -67,7 +68,8 @@ def initial_mode(setting: ToolMode, model: BaseChatModel) -> Mode:
 def is_tools_refusal(error: BaseException) -> bool:
     """Whether a provider error refuses the ``tools`` field (not the request as a whole)."""
     status = getattr(error, "status_code", None)
-    if status is not None and status != 400:
+    # llama-server without --jinja refuses tools with a 500 server_error.
+    if status is not None and status not in (400, 500):
         return False
     return bool(_TOOLS_REFUSED.search(str(error)))
 

@@ -90,9 +90,12 @@ class ToolRunner:
         limit = self.spec.max_parallel_tools
         accepted, dropped = list(calls[:limit]), list(calls[limit:])
         context = task_context_from(history) if self.pruner else ""
-        results = await asyncio.gather(
+        done = await asyncio.gather(
             *(self._one(call, step=step, context=context, cap=result_cap) for call in accepted)
         )
+        # Records go in the order the model made the calls, not the order they finished.
+        self.report.tool_calls.extend(record for _, record in done)
+        results = [result for result, _ in done]
         note = prompts.fan_out_note(limit)
         results.extend(CallResult(call, note, ok=False) for call in dropped)
         if dropped:
@@ -101,45 +104,44 @@ class ToolRunner:
             )
         return results
 
-    async def _one(self, call: ToolCall, *, step: int, context: str, cap: int) -> CallResult:
+    async def _one(
+        self, call: ToolCall, *, step: int, context: str, cap: int
+    ) -> tuple[CallResult, ToolCallRecord]:
         if self.pruner is not None:
             args, request = split_meta_arguments(call["args"])
         else:  # pruning off changes nothing: a stray meta-argument is the registry's to drop
             args, request = dict(call["args"]), PruneRequest()
         repeat = self.guard.check(call["name"], args) if self.guard else None
         if repeat is not None:
-            self.report.tool_calls.append(
-                ToolCallRecord(
-                    step=step,
-                    name=call["name"],
-                    args=args,
-                    chars_out=len(repeat.reminder),
-                    chars_raw=0,
-                    repeated=True,
-                    notes=[f"repeat of the call at step {repeat.step}; not run"],
-                )
+            record = ToolCallRecord(
+                step=step,
+                name=call["name"],
+                args=args,
+                chars_out=len(repeat.reminder),
+                chars_raw=0,
+                repeated=True,
+                notes=[f"repeat of the call at step {repeat.step}; not run"],
             )
-            return CallResult(call, repeat.reminder, ok=True, repeated=True)
+            return CallResult(call, repeat.reminder, ok=True, repeated=True), record
         outcome = await self.registry.run(call["name"], args)
         text, pruned = outcome.text, False
-        if self.pruner is not None and outcome.ok and call["name"] in self.prunable:
-            text, pruned = await self._prune(call["name"], text, request, context, step)
+        if self.pruner is not None and outcome.ok and outcome.name in self.prunable:
+            # outcome.name is the tool that really ran (a repaired name included).
+            text, pruned = await self._prune(outcome.name, text, request, context, step)
         capped = cap_text(text, cap)
-        self.report.tool_calls.append(
-            ToolCallRecord(
-                step=step,
-                name=outcome.name,
-                args=dict(outcome.args),
-                chars_out=len(capped),
-                chars_raw=outcome.chars_raw,
-                ok=outcome.ok,
-                pruned=pruned,
-                notes=list(outcome.notes),
-            )
+        record = ToolCallRecord(
+            step=step,
+            name=outcome.name,
+            args=dict(outcome.args),
+            chars_out=len(capped),
+            chars_raw=outcome.chars_raw,
+            ok=outcome.ok,
+            pruned=pruned,
+            notes=list(outcome.notes),
         )
         if self.guard is not None and outcome.ok:
             self.guard.remember(call["name"], args, step=step, result=capped)
-        return CallResult(call, capped, outcome.ok)
+        return CallResult(call, capped, outcome.ok), record
 
     async def _prune(
         self, tool: str, raw: str, request: PruneRequest, context: str, step: int

@@ -48,6 +48,11 @@ class RawIndex:
 
     def find(self, line: str) -> str | None:
         """The raw text ``line`` stands for, or ``None`` when it is not in the output."""
+        # A line copied whole (a read_file line keeps its own "101|" prefix) wins over
+        # reading that prefix as the prompt's line number.
+        whole = self._by_norm.get(_norm(line))
+        if whole is not None:
+            return whole
         numbered = _NUMBERED.fullmatch(line)
         if numbered is not None:
             body = numbered[2]
