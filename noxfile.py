@@ -61,7 +61,6 @@ def _behave(session: nox.Session, *, coverage: bool, extra: tuple[str, ...] = ()
         "--junit",
         f"--junit-directory={junit}",
         "--format=progress",
-        "--no-capture",
         *extra,
     ]
     if coverage:
@@ -183,6 +182,12 @@ def _announce(tally: Tally) -> None:
     """Print the breakdown now and the plain summary after nox's own closing line."""
     print(tally.breakdown(), flush=True)
     atexit.register(print, tally.summary(), flush=True)
+
+
+@nox.session
+def context_suite(session: nox.Session) -> None:
+    """leanloop vs LangChain's context strategies: table and plot in benchmarks/results/."""
+    session.run(sys.executable, "-m", "benchmarks.context_suite", *session.posargs, external=True)
 
 
 @nox.session
