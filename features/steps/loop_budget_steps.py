@@ -14,13 +14,11 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
-from uuid import UUID
 
 import httpx2
 import openai
 from behave import given, then, when
 from behave.runner import Context
-from langchain_core.callbacks import AsyncCallbackHandler
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, StructuredTool
@@ -32,6 +30,7 @@ from leanloop.agent import LLMAgent
 from leanloop.budget import ContextPlan
 from leanloop.budget.fit import TRIM_NOTE
 from leanloop.config import AgentSpec, ModelSpec
+from leanloop.events import EventRecorder
 from leanloop.prompts import FINAL_ANSWER_PROMPT, SYNTHESIS_PROMPT
 from leanloop.testing import ScriptedChatModel
 from leanloop.tools.loader import build_tools
@@ -229,31 +228,13 @@ def step_twin(context: Context) -> None:
 # --- runs -------------------------------------------------------------------------------
 
 
-class Timeline(AsyncCallbackHandler):
+class Timeline(EventRecorder):
     """Custom events and chat-model starts, in the order the loop produced them."""
-
-    def __init__(self) -> None:
-        self.items: list[tuple[str, dict[str, Any]]] = []
-
-    async def on_custom_event(
-        self,
-        name: str,
-        data: Any,
-        *,
-        run_id: UUID,
-        tags: list[str] | None = None,
-        metadata: dict[str, Any] | None = None,
-        **kwargs: Any,
-    ) -> None:
-        self.items.append((name, dict(data)))
 
     async def on_chat_model_start(
         self, serialized: dict[str, Any], messages: list[list[BaseMessage]], **kwargs: Any
     ) -> None:
-        self.items.append(("request", {"messages": len(messages[0])}))
-
-    def named(self, name: str) -> list[dict[str, Any]]:
-        return [data for item, data in self.items if item == name]
+        self.events.append(("request", {"messages": len(messages[0])}))
 
 
 def _finish(context: Context, answer: AIMessage) -> None:
@@ -360,7 +341,7 @@ def step_tool_ran(context: Context, name: str, count: int) -> None:
 
 @then("a leanloop.budget event with the budget figures preceded every budgeted request")
 def step_budget_before_each(context: Context) -> None:
-    items = context.budget_timeline.items
+    items = context.budget_timeline.events
     starts = [i for i, (name, _) in enumerate(items) if name == "request"]
     assert len(starts) == len(context.budget_model.requests), items
     previous = -1
@@ -399,7 +380,7 @@ def step_stream_events(context: Context, names: str) -> None:
 @then("the budgeted run emitted a leanloop.trimmed event with its figures")
 def step_trimmed_event(context: Context) -> None:
     trims = context.budget_timeline.named(events.TRIMMED)
-    assert trims, context.budget_timeline.items
+    assert trims, context.budget_timeline.events
     for trim in trims:
         assert trim["count"] >= 1, trim
         assert trim["tokens_after"] < trim["tokens_before"], trim
@@ -416,13 +397,13 @@ def step_synthesis_event(context: Context, reason: str) -> None:
 
 @then("the budgeted run emitted no leanloop.synthesis event")
 def step_no_synthesis_event(context: Context) -> None:
-    assert not context.budget_timeline.named(events.SYNTHESIS), context.budget_timeline.items
+    assert not context.budget_timeline.named(events.SYNTHESIS), context.budget_timeline.events
     assert context.budget_report["stop_reason"] != "budget_exhausted", context.budget_report
 
 
 @then("the budgeted run emitted no leanloop.synthesis and no leanloop.trimmed event")
 def step_no_synthesis(context: Context) -> None:
-    names = {name for name, _ in context.budget_timeline.items}
+    names = {name for name, _ in context.budget_timeline.events}
     assert events.SYNTHESIS not in names and events.TRIMMED not in names, names
     assert context.budget_report["trimmed_results"] == 0, context.budget_report
 

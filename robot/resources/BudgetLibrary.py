@@ -13,10 +13,10 @@ import math
 import sys
 from pathlib import Path
 from typing import Any
-from uuid import UUID
 
 import yaml
-from langchain_core.callbacks import AsyncCallbackHandler
+
+from leanloop.events import EventRecorder
 
 sys.path.insert(0, str(Path(__file__).parent))
 
@@ -33,25 +33,6 @@ CHARS_PER_TOKEN_MEASURE = 3
 """The conservative measure of a recorded request: one token for every 3 characters."""
 TOKENS_PER_MESSAGE = 8
 """What a chat template adds per message (role markers, separators), at most."""
-
-
-class _EventLog(AsyncCallbackHandler):
-    """Keeps every leanloop custom event of a run, in order."""
-
-    def __init__(self) -> None:
-        self.events: list[dict[str, Any]] = []
-
-    async def on_custom_event(
-        self,
-        name: str,
-        data: Any,
-        *,
-        run_id: UUID,
-        tags: list[str] | None = None,
-        metadata: dict[str, Any] | None = None,
-        **kwargs: Any,
-    ) -> None:
-        self.events.append({"name": name, "data": dict(data)})
 
 
 class BudgetLibrary:
@@ -132,7 +113,7 @@ class BudgetLibrary:
         traceback, when the run raises one.
         """
         agent = LLMAgent.from_file(agents_file)
-        log = _EventLog()
+        log = EventRecorder()
         try:
             message = run(agent.ainvoke(question, {"callbacks": [log]}))
         except LeanloopError as exc:
@@ -142,7 +123,7 @@ class BudgetLibrary:
         return {
             "answer": content if isinstance(content, str) else str(content),
             "report": dict(message.response_metadata.get("leanloop", {})),
-            "events": log.events,
+            "events": [{"name": n, "data": d} for n, d in log.events],
         }
 
     def budget_events_named(self, result: dict[str, Any], name: str) -> list[dict[str, Any]]:

@@ -13,9 +13,7 @@ import logging
 import sys
 from collections.abc import Sequence
 from typing import Any
-from uuid import UUID
 
-from langchain_core.callbacks import AsyncCallbackHandler
 from langchain_core.runnables import RunnableConfig
 
 from leanloop import events
@@ -130,19 +128,10 @@ def _window(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-class StepPrinter(AsyncCallbackHandler):
+class StepPrinter(events.EventRecorder):
     """Prints one short line per tool call (and budget figures) to stderr."""
 
-    async def on_custom_event(
-        self,
-        name: str,
-        data: Any,
-        *,
-        run_id: UUID,
-        tags: list[str] | None = None,
-        metadata: dict[str, Any] | None = None,
-        **kwargs: Any,
-    ) -> None:
+    async def record(self, name: str, data: dict[str, Any]) -> None:
         if name == events.STEP:
             for call in data["calls"]:
                 args = ", ".join(f"{k}={_short(v)}" for k, v in call["args"].items())

@@ -9,7 +9,9 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from typing import Any, Final
+from uuid import UUID
 
+from langchain_core.callbacks import AsyncCallbackHandler
 from langchain_core.callbacks.manager import adispatch_custom_event
 from langchain_core.runnables import RunnableConfig
 
@@ -21,6 +23,7 @@ __all__ = [
     "SYNTHESIS",
     "TOOL_MODE_CHANGED",
     "TRIMMED",
+    "EventRecorder",
     "emit",
 ]
 
@@ -53,3 +56,35 @@ async def emit(name: str, data: Mapping[str, Any], config: RunnableConfig | None
         # Only raised when there is no parent run (the loop was driven outside a Runnable
         # call); events are an observation channel, so losing one must not stop the run.
         _log.debug("no run to attach event %s to", name)
+
+
+class EventRecorder(AsyncCallbackHandler):
+    """A callback handler that keeps the custom events of a run, in order.
+
+    Pass it in a run's config (``{"callbacks": [recorder]}``) and read ``events`` after
+    the run; subclasses act on each event as it comes by overriding :meth:`record`.
+    """
+
+    def __init__(self) -> None:
+        self.events: list[tuple[str, dict[str, Any]]] = []
+
+    async def on_custom_event(
+        self,
+        name: str,
+        data: Any,
+        *,
+        run_id: UUID,
+        tags: list[str] | None = None,
+        metadata: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        """Receive one custom event from LangChain's callback system."""
+        await self.record(name, dict(data))
+
+    async def record(self, name: str, data: dict[str, Any]) -> None:
+        """Keep one event; override to act on it as it comes."""
+        self.events.append((name, data))
+
+    def named(self, name: str) -> list[dict[str, Any]]:
+        """The payloads of the events called ``name``, in order."""
+        return [data for event, data in self.events if event == name]

@@ -41,13 +41,14 @@ def build_chat_model(spec: ModelSpec) -> BaseChatModel:
 def _openai(spec: ModelSpec) -> BaseChatModel:
     from langchain_openai import ChatOpenAI  # noqa: PLC0415 - heavy import, only when used
 
-    options: dict[str, Any] = _common(spec)
-    if spec.model is not None:
-        options["model"] = spec.model
-    if spec.base_url is not None:
-        options["base_url"] = spec.base_url
-    if spec.api_key is not None:
-        options["api_key"] = spec.api_key
+    options = _given(
+        model=spec.model,
+        base_url=spec.base_url,
+        api_key=spec.api_key,
+        temperature=spec.temperature,
+        max_tokens=spec.max_tokens,
+        timeout=spec.timeout,
+    )
     if spec.provider == "openai-compatible":
         options["stream_usage"] = True
         options.setdefault("api_key", "none")  # local servers ignore it; the client requires one
@@ -57,17 +58,14 @@ def _openai(spec: ModelSpec) -> BaseChatModel:
 def _ollama(spec: ModelSpec) -> BaseChatModel:
     from langchain_ollama import ChatOllama  # noqa: PLC0415 - heavy import, only when used
 
-    options: dict[str, Any] = {"model": spec.model}
-    if spec.base_url is not None:
-        options["base_url"] = spec.base_url
-    if spec.temperature is not None:
-        options["temperature"] = spec.temperature
-    if spec.max_tokens is not None:
-        options["num_predict"] = spec.max_tokens
-    if spec.context_window is not None:
-        options["num_ctx"] = spec.context_window
-    if spec.timeout is not None:
-        options["client_kwargs"] = {"timeout": spec.timeout}
+    options = _given(
+        model=spec.model,
+        base_url=spec.base_url,
+        temperature=spec.temperature,
+        num_predict=spec.max_tokens,
+        num_ctx=spec.context_window,  # so the server really loads the configured window
+        client_kwargs={"timeout": spec.timeout} if spec.timeout is not None else None,
+    )
     return ChatOllama(**options, **dict(spec.kwargs))
 
 
@@ -88,15 +86,9 @@ def _from_class(spec: ModelSpec) -> BaseChatModel:
     return model
 
 
-def _common(spec: ModelSpec) -> dict[str, Any]:
-    options: dict[str, Any] = {}
-    if spec.temperature is not None:
-        options["temperature"] = spec.temperature
-    if spec.max_tokens is not None:
-        options["max_tokens"] = spec.max_tokens
-    if spec.timeout is not None:
-        options["timeout"] = spec.timeout
-    return options
+def _given(**options: Any) -> dict[str, Any]:
+    """The options that were set (``None`` leaves the class default in place)."""
+    return {key: value for key, value in options.items() if value is not None}
 
 
 def _redact(text: str, spec: ModelSpec) -> str:
