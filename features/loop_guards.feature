@@ -90,3 +90,43 @@ Feature: Guards for small models: repeated calls, files named in the request, fi
     When the guarded agent is asked "What is the code?"
     Then the guarded report uses the prompt profile "default"
     And guarded request 2 ends with a human message starting "You are out of tool calls"
+
+  # The agent below builds its tools from the spec, as `from_file` does: the path help
+  # and the file-name repair come from the spec's workspace and prompting profile.
+  Scenario: A small model's missing path is replaced by the file the request names
+    Given a wired agent for the model "qwen2.5-coder-0.5b-instruct" with the script:
+      | reply                                  |
+      | call read_file {"path": "app.yml"}     |
+      | The port is 8125.                      |
+    When the guarded agent is asked "Which port is set in config/app.yaml?"
+    Then guarded request 2 has a tool result containing "read "config/app.yaml" (named in the request) instead"
+    And guarded request 2 has a tool result containing "port: 8125"
+    And the guarded report counts 1 repaired calls, call 1 repaired from nothing
+
+  Scenario: A large model's missing path gets help but no substitute
+    Given a wired agent for the model "gpt-4o" with the script:
+      | reply                                  |
+      | call read_file {"path": "app.yml"}     |
+      | I could not find it.                   |
+    When the guarded agent is asked "Which port is set in config/app.yaml?"
+    Then guarded request 2 has a tool result containing "no such file: app.yml"
+    And guarded request 2 has a tool result containing "named in the request: config/app.yaml"
+    And the guarded report counts 0 repaired calls, call 1 repaired from nothing
+
+  Scenario: repair_paths false keeps a small model's missing path an error
+    Given a wired agent for the model "qwen2.5-coder-0.5b-instruct" with repair_paths off and the script:
+      | reply                                  |
+      | call read_file {"path": "app.yml"}     |
+      | I could not find it.                   |
+    When the guarded agent is asked "Which port is set in config/app.yaml?"
+    Then guarded request 2 has a tool result containing "no such file: app.yml"
+    And the guarded report counts 0 repaired calls, call 1 repaired from nothing
+
+  Scenario: A file name used as a tool name is read with read_file
+    Given a wired agent for the model "gpt-4o" with the script:
+      | reply                     |
+      | call notes.txt {}         |
+      | The code is 4711.         |
+    When the guarded agent is asked "What is the launch code?"
+    Then guarded request 2 has a tool result containing "The launch code is 4711."
+    And the guarded report counts 1 repaired calls, call 1 repaired from "notes.txt"

@@ -38,7 +38,9 @@ def _reply(workspace: Path, cell: str) -> Any:
     return _calls(cell) if cell.startswith("call ") else cell
 
 
-def _make(context: Context, *, model_name: str = "scripted", **policies: Any) -> None:
+def _make(
+    context: Context, *, model_name: str = "scripted", wired: bool = False, **policies: Any
+) -> None:
     workspace = context.guard_ws
     replies = [_reply(workspace, row["reply"]) for row in context.table]
     context.model = ScriptedChatModel(replies=replies)
@@ -49,7 +51,9 @@ def _make(context: Context, *, model_name: str = "scripted", **policies: Any) ->
         workspace=workspace,
         **policies,
     )
-    context.agent = LLMAgent.from_spec(spec, model=context.model, tools=workspace_tools(workspace))
+    # A wired agent builds its own tools from the spec (path help, repair_paths by profile).
+    tools = None if wired else workspace_tools(workspace)
+    context.agent = LLMAgent.from_spec(spec, model=context.model, tools=tools)
 
 
 @given('a guarded workspace with "{name}" containing "{text}"')
@@ -90,6 +94,18 @@ def step_agent_choice(context: Context, choice: str) -> None:
 @given('a guarded agent for the model "{name}" with max_rounds {n:d} and the script:')
 def step_agent_model(context: Context, name: str, n: int) -> None:
     _make(context, model_name=name, max_rounds=n, prefetch_mentioned_files=False)
+
+
+@given('a wired agent for the model "{name}" with the script:')
+def step_wired_agent(context: Context, name: str) -> None:
+    _make(context, model_name=name, wired=True, prefetch_mentioned_files=False)
+
+
+@given('a wired agent for the model "{name}" with repair_paths off and the script:')
+def step_wired_agent_no_repair(context: Context, name: str) -> None:
+    _make(
+        context, model_name=name, wired=True, prefetch_mentioned_files=False, repair_paths=False
+    )
 
 
 @when('the guarded agent is asked "{question}"')
@@ -192,3 +208,13 @@ def step_system(context: Context, n: int, text: str) -> None:
 def step_last_human(context: Context, n: int, text: str) -> None:
     last = _request(context, n).messages[-1]
     assert isinstance(last, HumanMessage) and last.text.startswith(text), last
+
+
+@then("the guarded report counts {n:d} repaired calls, call {i:d} repaired from {origin}")
+def step_repaired(context: Context, n: int, i: int, origin: str) -> None:
+    report = context.report
+    assert report["repaired_calls"] == n, report["repaired_calls"]
+    call = report["tool_calls"][i - 1]
+    assert call["repaired"] is (n > 0), call
+    expected = None if origin == "nothing" else origin.strip('"')
+    assert call["repaired_from"] == expected, call

@@ -26,9 +26,12 @@ from leanloop.exceptions import SpecError, SpecIssue
 from leanloop.inputs import AgentInput, opening_messages
 from leanloop.loop import AgentLoop, TextSink
 from leanloop.models import build_chat_model
+from leanloop.prefetch import requested_paths
+from leanloop.profiles import pick_profile
 from leanloop.spec import load_specs
 from leanloop.tools.loader import build_tools
 from leanloop.tools.registry import ToolRegistry
+from leanloop.tools.workspace import workspace_path_exists
 
 __all__ = ["LLMAgent", "load_agents"]
 
@@ -85,7 +88,12 @@ class LLMAgent(RunnableSerializable[AgentInput, AIMessage]):
         return cls.from_spec(_pick(specs, name, source=str(path)))
 
     def _loop(self) -> AgentLoop:
-        registry = ToolRegistry(self.tools, result_max_chars=self.spec.tool_result_max_chars)
+        workspace = self.spec.workspace
+        registry = ToolRegistry(
+            self.tools,
+            result_max_chars=self.spec.tool_result_max_chars,
+            path_exists=workspace_path_exists(workspace) if workspace is not None else None,
+        )
         return AgentLoop(
             spec=self.spec, model=self.model, registry=registry, pruning_model=self.pruning_model
         )
@@ -187,7 +195,12 @@ def _build_tools(spec: AgentSpec) -> list[BaseTool]:
     from leanloop.exceptions import ToolError  # noqa: PLC0415
 
     try:
-        return build_tools(spec.tools, workspace=spec.workspace)
+        return build_tools(
+            spec.tools,
+            workspace=spec.workspace,
+            path_hints=requested_paths,
+            repair_paths=_repair_paths(spec),
+        )
     except ToolError as exc:
         loc = spec.location
         issue = SpecIssue(
@@ -198,6 +211,13 @@ def _build_tools(spec: AgentSpec) -> list[BaseTool]:
             str(exc),
         )
         raise SpecError([issue]) from exc
+
+
+def _repair_paths(spec: AgentSpec) -> bool:
+    """``repair_paths`` as set, else what the agent's prompting profile does."""
+    if spec.repair_paths is not None:
+        return spec.repair_paths
+    return pick_profile(spec.prompt_profile, spec.model.model).repair_paths
 
 
 def _pick(specs: Mapping[str, AgentSpec], name: str | None, *, source: str) -> AgentSpec:

@@ -43,7 +43,7 @@ from leanloop.modes import (
     is_tools_refusal,
     text_result_turn,
 )
-from leanloop.prefetch import mentioned_paths
+from leanloop.prefetch import request_naming
 from leanloop.profiles import DEFAULT, PromptProfile, pick_profile
 from leanloop.protocol import HoldBack, flatten_tool_history, format_tool_call
 from leanloop.pruning import augment_tool_schemas
@@ -133,8 +133,13 @@ class AgentLoop:
             RunFailed: When a request to the model fails for a reason other than its size
                 (after LangChain's own retries); nothing half-done stays in the history.
         """
-        run = await self._start(messages, config)
-        run.on_text = on_text
+        question = next((m for m in reversed(messages) if isinstance(m, HumanMessage)), None)
+        with request_naming(question.text if question else "", self.spec.workspace) as named:
+            run = await self._start(messages, config, named)
+            run.on_text = on_text
+            return await self._drive(run)
+
+    async def _drive(self, run: _Run) -> AIMessage:
         while run.step < self.spec.max_rounds:
             prepared = await self._prepare(run, tools=True)
             if prepared.over_budget:
@@ -160,7 +165,12 @@ class AgentLoop:
                 return await self._final_answer(run, "repeated_calls")
         return await self._final_answer(run, "max_rounds")
 
-    async def _start(self, messages: Sequence[BaseMessage], config: RunnableConfig) -> _Run:
+    async def _start(
+        self,
+        messages: Sequence[BaseMessage],
+        config: RunnableConfig,
+        named: Callable[[], list[str]],
+    ) -> _Run:
         report = RunReport()
         window = await resolve_window(self.spec.model, self.model)
         budget = RunBudget(
@@ -201,18 +211,14 @@ class AgentLoop:
         )
         run.guard = guard
         _install_system(run)
-        await self._prefetch(run)
+        await self._prefetch(run, named)
         return run
 
-    async def _prefetch(self, run: _Run) -> None:
+    async def _prefetch(self, run: _Run, named: Callable[[], list[str]]) -> None:
         """Read the workspace files the request names, as ordinary read_file calls."""
-        workspace = self.spec.workspace
-        if not (
-            self.spec.prefetch_mentioned_files and workspace and "read_file" in self.registry.names
-        ):
+        if not (self.spec.prefetch_mentioned_files and "read_file" in self.registry.names):
             return
-        question = next((m for m in reversed(run.history) if isinstance(m, HumanMessage)), None)
-        paths = mentioned_paths(question.text, workspace) if question else []
+        paths = named()
         if not paths:
             return
         calls: list[ToolCall] = [

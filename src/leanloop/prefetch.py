@@ -7,11 +7,19 @@ once in it (``app.yaml`` for ``config/app.yaml``).
 
 from __future__ import annotations
 
+import functools
 import os
 import re
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 
-__all__ = ["mentioned_paths"]
+__all__ = ["mentioned_paths", "request_naming", "requested_paths"]
+
+_REQUEST_PATHS: ContextVar[Callable[[], list[str]] | None] = ContextVar(
+    "leanloop_request_paths", default=None
+)
 
 # Path-like words: at least one dot-extension or slash; quotes and backticks are stripped.
 _CANDIDATE = re.compile(r"[\w][\w.\-/]*(?:\.[A-Za-z0-9]{1,8}|/[\w.\-]+)")
@@ -42,6 +50,38 @@ def mentioned_paths(text: str, workspace: Path, *, limit: int = 4) -> list[str]:
         if len(found) >= limit:
             break
     return found
+
+
+def requested_paths() -> list[str]:
+    """The workspace paths named in the request of the run in progress (``[]`` outside one).
+
+    The workspace tools call this when a path is missing, to offer (or, with
+    ``repair_paths``, read) the file the user named. A context variable carries it, so
+    overlapping runs of one agent each see their own request.
+    """
+    paths = _REQUEST_PATHS.get()
+    return list(paths()) if paths is not None else []
+
+
+@contextmanager
+def request_naming(text: str, workspace: Path | None) -> Iterator[Callable[[], list[str]]]:
+    """Make :func:`requested_paths` answer for ``text`` while the block runs.
+
+    The paths are looked up on first use only (most runs never miss a path) and once.
+
+    Yields:
+        The lookup itself, for callers that want the paths now (the prefetch).
+    """
+
+    @functools.cache
+    def lookup() -> list[str]:
+        return mentioned_paths(text, workspace) if workspace is not None and text else []
+
+    token = _REQUEST_PATHS.set(lookup)
+    try:
+        yield lookup
+    finally:
+        _REQUEST_PATHS.reset(token)
 
 
 def _inside(root: Path, word: str) -> str | None:

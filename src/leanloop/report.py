@@ -29,6 +29,10 @@ class ToolCallRecord:
     pruned: bool = False
     repeated: bool = False
     """A repeat of an earlier identical call, answered with a reminder (not run)."""
+    repaired: bool = False
+    """The call was mended to run (tool name, argument names or values, a missing path)."""
+    repaired_from: str | None = None
+    """The tool name the model wrote, when ``name`` is the repaired one."""
     notes: list[str] = field(default_factory=list)
 
 
@@ -66,6 +70,8 @@ class RunReport:
     overflow_recoveries: int = 0
     repeated_calls: int = 0
     """Identical calls answered from memory instead of being run again."""
+    repaired_calls: int = 0
+    """Calls that ran only after a repair (see ``ToolCallRecord.repaired``)."""
     prefetched: list[str] = field(default_factory=list)
     """Workspace files named in the request and read before the first step."""
     prompt_profile: str = "default"

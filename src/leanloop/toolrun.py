@@ -137,8 +137,12 @@ class ToolRunner:
             chars_raw=outcome.chars_raw,
             ok=outcome.ok,
             pruned=pruned,
+            repaired=outcome.repaired,
+            repaired_from=outcome.repaired_from,
             notes=list(outcome.notes),
         )
+        if outcome.repaired:
+            self.report.repaired_calls += 1
         if self.guard is not None and outcome.ok:
             self.guard.remember(call["name"], args, step=step, result=capped)
         return CallResult(call, capped, outcome.ok), record

@@ -21,6 +21,7 @@ def format_report(report: Mapping[str, Any]) -> str:
     lines = [
         f"stop reason: {report.get('stop_reason', '-')} · steps: {report.get('steps', '-')}"
         f" · tool calls: {len(calls)} · requests: {len(requests)}",
+        *_context_line(report),
         "",
         f"{'request':>7}  {'messages':>8}  {'input tokens':>12}  {'output tokens':>13}",
     ]
@@ -39,6 +40,21 @@ def format_report(report: Mapping[str, Any]) -> str:
         for number, (call, text) in enumerate(zip(calls, texts, strict=True), start=1):
             lines.append(f"{number:>7}  {text:<{width}}  {_num(call.get('chars_out')):>9}")
     return "\n".join(lines)
+
+
+def _context_line(report: Mapping[str, Any]) -> list[str]:
+    """One line of what the loop did for the model, when it did anything."""
+    prefetched = report.get("prefetched")
+    parts = [
+        f"{label}: {_num(value)}"
+        for label, value in (
+            ("files read before the first step", len(prefetched) if prefetched else 0),
+            ("repaired calls", report.get("repaired_calls")),
+            ("repeats not run", report.get("repeated_calls")),
+        )
+        if isinstance(value, int) and value
+    ]
+    return [" · ".join(parts)] if parts else []
 
 
 def _rows(value: object) -> list[Mapping[str, Any]]:
@@ -61,4 +77,10 @@ def _call_text(call: Mapping[str, Any]) -> str:
     args = call.get("args")
     shown = ", ".join(f"{k}={v}" for k, v in args.items()) if isinstance(args, Mapping) else ""
     text = f"{call.get('name', '?')}({shown})"
+    if call.get("repeated"):
+        text = f"{text} [repeat, not run]"
+    elif call.get("repaired_from"):
+        text = f"{text} [was {call['repaired_from']}]"
+    elif call.get("repaired"):
+        text = f"{text} [repaired]"
     return text if len(text) <= _ARG_WIDTH else text[: _ARG_WIDTH - 1] + "…"

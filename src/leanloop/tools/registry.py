@@ -73,6 +73,9 @@ class ToolOutcome:
             dropped arguments, what the tool itself repaired (a path), capping.
         repaired_from: The tool name as the model wrote it, when the registry repaired
             it and ran ``name`` instead; ``None`` otherwise.
+        repaired: Whether anything about the call was mended to run it: the tool
+            name, arguments read under another name, coerced or dropped, a missing
+            path replaced by the one the request names.
     """
 
     name: str
@@ -82,6 +85,7 @@ class ToolOutcome:
     chars_raw: int
     notes: tuple[str, ...] = ()
     repaired_from: str | None = None
+    repaired: bool = False
 
 
 @dataclass(slots=True)
@@ -251,6 +255,7 @@ class ToolRegistry:
             len(full),
             tuple(notes),
             repaired_from=draft.repaired_from,
+            repaired=bool(draft.repaired_from or draft.shown or draft.told or draft.dropped),
         )
 
 
