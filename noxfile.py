@@ -184,10 +184,25 @@ def _announce(tally: Tally) -> None:
     atexit.register(print, tally.summary(), flush=True)
 
 
+def _bench_extra(session: nox.Session) -> None:
+    """Install the ``bench`` extra (LangChain's agents, matplotlib) into this interpreter."""
+    session.run(sys.executable, "-m", "pip", "install", "-qq", "-e", ".[bench]", external=True)
+
+
 @nox.session
 def context_suite(session: nox.Session) -> None:
     """leanloop vs LangChain's context strategies: table and plot in benchmarks/results/."""
+    _bench_extra(session)
     session.run(sys.executable, "-m", "benchmarks.context_suite", *session.posargs, external=True)
+
+
+@nox.session
+def benchmark_model_quality(session: nox.Session) -> None:
+    """The embedded model on 20 tool-use tasks (needs ``leanloop local setup``; ~20 min)."""
+    _bench_extra(session)
+    session.run("leanloop", "local", "setup", external=True)
+    args = session.posargs or ["--write"]
+    session.run(sys.executable, "-m", "benchmarks.model_quality", *args, external=True)
 
 
 @nox.session

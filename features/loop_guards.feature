@@ -56,6 +56,20 @@ Feature: Guards for small models: repeated calls, files named in the request, fi
     Then guarded request 1 carries no tool results
     And the guarded report lists no prefetched files
 
+  Scenario Outline: Which words of a request name workspace files
+    Given the guarded workspace has "Makefile" containing "test: pytest"
+    Then the request "<request>" names the workspace files "<files>"
+
+    Examples:
+      | request                                  | files                      |
+      | What does notes.txt say?                 | notes.txt                  |
+      | Which port is in app.yaml?               | config/app.yaml            |
+      | Compare config/app.yaml and notes.txt.   | config/app.yaml, notes.txt |
+      | What does the Makefile run?              | Makefile                   |
+      | What does the makefile run?              | none                       |
+      | What Is Written Here About Launch Codes? | none                       |
+      | Read ../secret.txt or /etc/passwd        | none                       |
+
   Scenario: Prefetching can be turned off
     Given a guarded agent with prefetch_mentioned_files off and the script:
       | reply                  |

@@ -14,6 +14,7 @@ from support.aio import run
 
 from leanloop.agent import LLMAgent
 from leanloop.config import AgentSpec, ModelSpec
+from leanloop.prefetch import mentioned_paths
 from leanloop.testing import ScriptedChatModel
 from leanloop.tools import workspace_tools
 
@@ -218,3 +219,10 @@ def step_repaired(context: Context, n: int, i: int, origin: str) -> None:
     assert call["repaired"] is (n > 0), call
     expected = None if origin == "nothing" else origin.strip('"')
     assert call["repaired_from"] == expected, call
+
+
+@then('the request "{text}" names the workspace files "{paths}"')
+def step_named_files(context: Context, text: str, paths: str) -> None:
+    expected = [] if paths == "none" else [p.strip() for p in paths.split(",")]
+    found = mentioned_paths(text, context.guard_ws)
+    assert found == expected, found

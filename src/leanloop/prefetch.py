@@ -2,7 +2,8 @@
 
 Even a model that never calls a tool then sees the file the user pointed at. A name
 counts when it is a path relative to the workspace, or a file name that exists exactly
-once in it (``app.yaml`` for ``config/app.yaml``).
+once in it (``app.yaml`` for ``config/app.yaml``), including capitalised names without an
+extension (``Makefile``, ``LICENSE``).
 """
 
 from __future__ import annotations
@@ -22,7 +23,12 @@ _REQUEST_PATHS: ContextVar[Callable[[], list[str]] | None] = ContextVar(
 )
 
 # Path-like words: at least one dot-extension or slash; quotes and backticks are stripped.
-_CANDIDATE = re.compile(r"[\w][\w.\-/]*(?:\.[A-Za-z0-9]{1,8}|/[\w.\-]+)")
+_CANDIDATE = re.compile(
+    r"[\w][\w.\-/]*(?:\.[A-Za-z0-9]{1,8}|/[\w.\-]+)"
+    # Extension-less names people capitalise (Makefile, Dockerfile, LICENSE): these only
+    # count when a file of exactly that name exists, like any bare name.
+    r"|\b[A-Z][A-Za-z0-9_\-]{3,}\b"
+)
 _MAX_FILES_SCANNED = 5_000
 _SKIP_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv"})
 

@@ -1,0 +1,116 @@
+"""``python -m benchmarks.model_quality``: run the tasks and print (and write) the report.
+
+Starts llama-server from leanloop's cache (``leanloop local setup`` first) once per
+protocol mode: ``native`` with leanloop's chat template, ``text`` with the model's own
+template. Runs every task once per loop, sequentially (the 2-core machine has room for
+one server at a time). Takes about 15-25 minutes for the full matrix.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import datetime
+import json
+import logging
+import socket
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from benchmarks.model_quality.report import ReportInfo, markdown_report, summary_rows
+from benchmarks.model_quality.runner import TaskResult, Variant, run_task
+from benchmarks.model_quality.tasks import TASKS, write_workspace
+from leanloop.localmodel import ServerOptions, running_server
+
+CTX_SIZE = 8192
+RESULTS = Path(__file__).resolve().parent.parent / "results"
+_VARIANTS: dict[str, tuple[Variant, ...]] = {
+    "native": ("leanloop", "leanloop-off", "create_agent"),
+    "text": ("leanloop", "leanloop-off"),
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the report; returns the exit status."""
+    args = _parser().parse_args(argv)
+    logging.basicConfig(level=logging.ERROR)
+    tasks = [t for t in TASKS if not args.task or t.key in args.task][: args.limit]
+    started = time.perf_counter()
+    results: list[TaskResult] = []
+    with tempfile.TemporaryDirectory(prefix="model-quality-") as folder:
+        workspace = write_workspace(Path(folder) / "workspace")
+        for mode in args.modes:
+            variants = [v for v in _VARIANTS[mode] if v in args.loops]
+            if not variants:
+                continue
+            options = ServerOptions(port=_free_port(), ctx_size=CTX_SIZE, template=mode == "native")
+            with running_server(options) as server:
+                for variant in variants:
+                    for task in tasks:
+                        result = asyncio.run(
+                            run_task(
+                                task,
+                                variant=variant,
+                                mode=mode,
+                                base_url=server.openai_url,
+                                workspace=workspace,
+                            )
+                        )
+                        results.append(result)
+                        _progress(result)
+    info = ReportInfo(
+        date=datetime.datetime.now(datetime.UTC).date().isoformat(),
+        command="python -m benchmarks.model_quality " + " ".join(argv or sys.argv[1:]),
+        seconds=time.perf_counter() - started,
+        server=f"llama-server, Qwen2.5-Coder-0.5B-Instruct Q4_K_M, --ctx-size {CTX_SIZE}, "
+        "temperature 0, one run per task",
+    )
+    text = markdown_report(info, results)
+    print(text)
+    if args.write:
+        RESULTS.mkdir(parents=True, exist_ok=True)
+        (RESULTS / "model_quality.md").write_text(text, encoding="utf-8")
+        rows = [r.as_dict() for r in results]
+        (RESULTS / "model_quality.json").write_text(json.dumps(rows, indent=1), encoding="utf-8")
+    return 0 if summary_rows(results) else 1
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.model_quality")
+    modes = ["native", "text"]
+    parser.add_argument("--modes", nargs="+", choices=modes, default=modes)
+    parser.add_argument(
+        "--loops",
+        nargs="+",
+        choices=["leanloop", "leanloop-off", "create_agent"],
+        default=["leanloop", "leanloop-off", "create_agent"],
+    )
+    parser.add_argument("--task", action="append", help="run only this task (repeatable)")
+    parser.add_argument("--limit", type=int, default=None, help="run the first N tasks only")
+    parser.add_argument(
+        "--write", action="store_true", help="write benchmarks/results/model_quality.{md,json}"
+    )
+    return parser
+
+
+def _progress(result: TaskResult) -> None:
+    mark = "ok " if result.correct else "err" if result.error else "no "
+    line = (
+        f"{result.mode:<6} {result.variant:<12} {result.task:<11} {mark} "
+        f"read={int(result.file_read)} calls={result.calls} repaired={result.repaired_calls} "
+        f"caught={result.repeats_caught} rerun={result.repeats_executed} steps={result.steps} "
+        f"{result.seconds:.1f}s  {(result.error or result.answer)[:70]!r}"
+    )
+    print(line, file=sys.stderr, flush=True)
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,259 @@
+"""Run one quality task through leanloop (help on or off) or LangChain's ``create_agent``.
+
+Each run gives a :class:`TaskResult` with the same figures whichever loop ran it, read
+from leanloop's run report or from the LangGraph message list.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, cast
+from unittest import mock
+
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+
+from benchmarks.model_quality.tasks import QualityTask
+from leanloop.agent import LLMAgent
+from leanloop.guard import CallGuard
+from leanloop.localmodel import MODEL_ALIAS
+from leanloop.spec import load_specs_from_dict
+from leanloop.tools import workspace_tools
+
+__all__ = ["SYSTEM_PROMPT", "TaskResult", "Variant", "run_task"]
+
+Variant = Literal["leanloop", "leanloop-off", "create_agent"]
+"""``leanloop``: the defaults; ``leanloop-off``: this issue's help switched off (see
+:func:`help_switched_off`); ``create_agent``: LangChain v1's plain agent loop."""
+
+SYSTEM_PROMPT = (
+    "You answer questions about the files in the workspace. Use the tools to look at the "
+    "files before you answer, then answer in one or two plain sentences."
+)
+MAX_ROUNDS = 4
+REPLY_TOKENS = 256
+REQUEST_TIMEOUT_S = 120.0
+
+
+@dataclass
+class TaskResult:
+    """What one run of one task did."""
+
+    task: str
+    variant: str
+    mode: str
+    correct: bool = False
+    file_read: bool = False
+    """The expected file was read (by the model or the prefetch) and the read succeeded."""
+    calls: int = 0
+    """Tool calls the model wrote (prefetched reads not counted)."""
+    valid_calls: int = 0
+    """Of those, calls that ran as written and succeeded."""
+    repaired_calls: int = 0
+    repeats_caught: int = 0
+    """Repeated identical calls answered from memory instead of run."""
+    repeats_executed: int = 0
+    """Repeated identical calls that ran again."""
+    steps: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    seconds: float = 0.0
+    stop_reason: str = ""
+    answer: str = ""
+    error: str = ""
+    notes: list[str] = field(default_factory=list)
+    report: dict[str, Any] = field(default_factory=dict, repr=False)
+    """leanloop's run report (empty for ``create_agent``); not written to the results."""
+
+    def as_dict(self) -> dict[str, Any]:
+        """The result as JSON-ready data (without the run report)."""
+        return {key: value for key, value in self.__dict__.items() if key != "report"}
+
+
+async def run_task(
+    task: QualityTask, *, variant: Variant, mode: str, base_url: str, workspace: Path
+) -> TaskResult:
+    """Run ``task`` once; never raises for a failed run (the result says why)."""
+    result = TaskResult(task.key, variant, mode)
+    started = time.perf_counter()
+    try:
+        if variant == "create_agent":
+            await _run_create_agent(task, result, base_url=base_url, workspace=workspace)
+        else:
+            await _run_leanloop(task, result, base_url=base_url, workspace=workspace)
+    except Exception as exc:  # one failed run is a row in the report, not a crash
+        result.error = f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
+    result.seconds = round(time.perf_counter() - started, 2)
+    result.correct = not result.error and task.correct(result.answer)
+    return result
+
+
+def _agent_document(variant: Variant, mode: str, base_url: str, workspace: Path) -> dict[str, Any]:
+    agent: dict[str, Any] = {
+        "model": "local",
+        "system_prompt": SYSTEM_PROMPT,
+        "tools": ["read_file", "list_files", "search"],
+        "workspace": str(workspace),
+        "max_rounds": MAX_ROUNDS,
+        "tool_mode": mode,
+    }
+    if variant == "leanloop-off":
+        agent |= {
+            "prefetch_mentioned_files": False,
+            "repair_paths": False,
+            "prompt_profile": "default",
+        }
+    return {
+        "version": 1,
+        "models": {
+            "local": {
+                "provider": "openai-compatible",
+                "model": MODEL_ALIAS,
+                "base_url": base_url,
+                "api_key": "none",
+                "temperature": 0,
+                "max_tokens": REPLY_TOKENS,
+                "timeout": REQUEST_TIMEOUT_S,
+            }
+        },
+        "agents": {"quality": agent},
+    }
+
+
+class _NoGuard(CallGuard):
+    """A guard that never finds a repeat: every call runs, as before the guard existed."""
+
+    def check(self, name: str, args: Mapping[str, Any]) -> None:
+        return None
+
+
+@contextlib.contextmanager
+def help_switched_off() -> Iterator[None]:
+    """Switch off what YAML cannot: the identical-call guard and tool-name repair.
+
+    The other parts of the help (prefetch, path repair, the small prompting profile) are
+    switched off in the agent's YAML. Argument coercion and aliases stay on: they are
+    part of the tool registry's validation, which has no off switch.
+    """
+    with (
+        mock.patch("leanloop.loop.CallGuard", _NoGuard),
+        mock.patch("leanloop.tools.registry.repair_call", lambda *a, **k: None),
+    ):
+        yield
+
+
+async def _run_leanloop(
+    task: QualityTask, result: TaskResult, *, base_url: str, workspace: Path
+) -> None:
+    variant: Variant = "leanloop-off" if result.variant == "leanloop-off" else "leanloop"
+    document = _agent_document(variant, result.mode, base_url, workspace)
+    spec = load_specs_from_dict(document)["quality"]
+    agent = LLMAgent.from_spec(spec)
+    off = help_switched_off() if variant == "leanloop-off" else contextlib.nullcontext()
+    with off:
+        message = await agent.ainvoke(task.question)
+    report = message.response_metadata["leanloop"]
+    result.report = report
+    result.answer = message.text
+    result.stop_reason = report["stop_reason"]
+    result.steps = report["steps"]
+    result.input_tokens = sum(r["input_tokens"] or 0 for r in report["requests"])
+    result.output_tokens = sum(r["output_tokens"] or 0 for r in report["requests"])
+    ran: list[tuple[str, str]] = []
+    for call in report["tool_calls"]:
+        key = (call["name"], json.dumps(call["args"], sort_keys=True))
+        by_model = call["step"] > 0
+        if call["repeated"]:
+            result.repeats_caught += 1
+        elif key in ran:
+            result.repeats_executed += 1
+        if not call["repeated"]:
+            ran.append(key)
+        if by_model:
+            result.calls += 1
+            result.repaired_calls += bool(call["repaired"])
+            ok_as_written = call["ok"] and not call["repaired"] and not call["repeated"]
+            result.valid_calls += ok_as_written
+        repaired_to = f'read "{task.path}"'
+        if call["ok"] and (
+            _reads(call["name"], call["args"], task.path)
+            or any(repaired_to in note for note in call["notes"])
+        ):
+            result.file_read = True
+        if call["notes"]:
+            result.notes.extend(f"{call['name']}: {note}" for note in call["notes"])
+
+
+async def _run_create_agent(
+    task: QualityTask, result: TaskResult, *, base_url: str, workspace: Path
+) -> None:
+    from langchain.agents import create_agent  # noqa: PLC0415 - the bench extra only
+    from langchain_openai import ChatOpenAI  # noqa: PLC0415
+
+    model = ChatOpenAI(
+        model=MODEL_ALIAS,
+        base_url=base_url,
+        api_key="none",  # type: ignore[arg-type]  # the local server wants no key
+        temperature=0,
+        max_completion_tokens=REPLY_TOKENS,
+        timeout=REQUEST_TIMEOUT_S,
+        max_retries=0,
+    )
+    tools = workspace_tools(workspace)
+    for tool in tools:  # as any LangChain user would: a refusal is a message, not a crash
+        tool.handle_tool_error = True
+    graph = create_agent(model, tools=tools, system_prompt=SYSTEM_PROMPT)
+    # Each round is a model node and a tools node; one more model turn for the answer.
+    limit = 2 * MAX_ROUNDS + 1
+    try:
+        state: dict[str, Any] = await cast(Any, graph).ainvoke(
+            {"messages": [("user", task.question)]}, config={"recursion_limit": limit}
+        )
+        messages: Sequence[BaseMessage] = state["messages"]
+        result.stop_reason = "answer"
+    except Exception as exc:  # GraphRecursionError: out of rounds, no answer
+        if type(exc).__name__ != "GraphRecursionError":
+            raise
+        result.stop_reason = "max_rounds"
+        result.error = "no answer within the round limit"
+        return
+    _read_messages(task, result, messages)
+
+
+def _read_messages(task: QualityTask, result: TaskResult, messages: Sequence[BaseMessage]) -> None:
+    replies = [m for m in messages if isinstance(m, AIMessage)]
+    results = {m.tool_call_id: m for m in messages if isinstance(m, ToolMessage)}
+    ran: list[tuple[str, str]] = []
+    for reply in replies:
+        if reply.usage_metadata is not None:
+            result.input_tokens += reply.usage_metadata["input_tokens"]
+            result.output_tokens += reply.usage_metadata["output_tokens"]
+        for call in reply.tool_calls:
+            result.calls += 1
+            key = (call["name"], json.dumps(call["args"], sort_keys=True))
+            result.repeats_executed += key in ran
+            ran.append(key)
+            answer = results.get(call["id"] or "")
+            ok = answer is not None and answer.status != "error"
+            ok = ok and not str(answer.content if answer else "").startswith("Error")
+            result.valid_calls += ok
+            if ok and _reads(call["name"], call["args"], task.path):
+                result.file_read = True
+    result.steps = len(replies)
+    result.answer = replies[-1].text if replies else ""
+
+
+def _reads(name: str, args: Mapping[str, Any], path: str) -> bool:
+    if name != "read_file" or not isinstance(args.get("path"), str):
+        return False
+    return str(args["path"]).strip().lstrip("/").removeprefix("./") == path
+
+
+def run_sync(coro: Any) -> Any:
+    """Run a coroutine on a fresh event loop (for scripts and the Robot library)."""
+    return asyncio.run(coro)
