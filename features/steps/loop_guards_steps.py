@@ -104,9 +104,7 @@ def step_wired_agent(context: Context, name: str) -> None:
 
 @given('a wired agent for the model "{name}" with repair_paths off and the script:')
 def step_wired_agent_no_repair(context: Context, name: str) -> None:
-    _make(
-        context, model_name=name, wired=True, prefetch_mentioned_files=False, repair_paths=False
-    )
+    _make(context, model_name=name, wired=True, prefetch_mentioned_files=False, repair_paths=False)
 
 
 @when('the guarded agent is asked "{question}"')
