@@ -28,6 +28,8 @@ Feature: Text-mode tool protocol
       | OpenAI wire shape             | ```tool\n{"type": "function", "function": {"name": "search", "arguments": "{\"pattern\": \"q\"}"}}\n``` | [["search", {"pattern": "q"}]] | fence | 0 | |
       | single quotes, trailing comma | ```tool\n{'name': 'read_file', 'arguments': {'path': 'a.py',},}\n``` | [["read_file", {"path": "a.py"}]] | fence | 0 | |
       | call syntax inside a fence    | ```tool\nsearch("createServer", "src")\n``` | [["search", {"pattern": "createServer", "path": "src"}]] | fence | 0 | |
+      | a path in the tool name       | ```json\n{"name": "read_config/app.yaml", "arguments": {}}\n``` | [["read_config/app.yaml", {}]] | json_fence | 0 | |
+      | a name with a space           | ```tool\n{"name": "read file", "arguments": {}}\n``` | [] | | 1 | |
 
     Examples: tags and bare JSON
       | case                          | reply | calls | forms | broken | prose |

@@ -34,6 +34,10 @@ __all__ = [
 
 NAME_PATTERN = r"[A-Za-z_][\w.\-]{0,127}"
 _NAME = re.compile(NAME_PATTERN)
+# A name in a JSON call object is read as written, slashes and all (``read_config/app.yaml``):
+# the tool registry repairs what it can and lists the tools for the rest, as it does for
+# native calls. Only what cannot be a name at all (spaces, quotes, brackets) is refused.
+_JSON_NAME = re.compile(r"[^\s\"'<>(){}\[\],;]{1,128}")
 _FUNCTION_TAG = re.compile(r"<function=\s*[\"']?(" + NAME_PATTERN + r")[\"']?\s*>")
 _PARAMETER_TAG = re.compile(r"<parameter=\s*[\"']?([^>\s\"']{1,128})[\"']?\s*>")
 _WHITESPACE = re.compile(r"\s*")
@@ -119,7 +123,7 @@ def call_from_object(obj: Any, *, strict: bool) -> tuple[str, dict[str, Any]] | 
         return None
     if not isinstance(name, str) or not name.strip():
         return "the JSON object has no tool name"
-    if _NAME.fullmatch(name.strip()) is None:
+    if _JSON_NAME.fullmatch(name.strip()) is None:
         return f"{one_line(name, 60)!r} is not a tool name"
     args = _arguments(obj.get(arg_key) if arg_key else None)
     return (name.strip(), args) if isinstance(args, dict) else args
