@@ -18,6 +18,25 @@ Feature: Guards for small models: repeated calls, files named in the request, fi
     And guarded request 3 has a tool result containing "already called at step 1"
     And the guarded report counts 1 repeated calls and 2 tool calls, the second marked repeated
 
+  Scenario: A failed call repeated is not run again, and the reminder says it failed
+    Given a guarded agent with the script:
+      | reply                                       |
+      | call read_file {"path": "missing.txt"}      |
+      | call read_file {"path": "missing.txt"}      |
+      | I could not find it.                        |
+    When the guarded agent is asked "What is in the notes?"
+    Then guarded request 3 has a tool result containing "and it failed: 'error: no such file: missing.txt"
+    And the guarded report counts 1 repeated calls and 2 tool calls, the second marked repeated
+
+  Scenario: Two identical calls in one reply run once
+    Given a guarded agent with the script:
+      | reply                                                                       |
+      | call read_file {"path": "notes.txt"} + call read_file {"path": "notes.txt"} |
+      | The code is 4711.                                                           |
+    When the guarded agent is asked "What is in the notes?"
+    Then guarded request 2 has a tool result containing "(in this very reply)"
+    And the guarded report counts 1 repeated calls and 2 tool calls, the second marked repeated
+
   Scenario: Repeating the same call rounds in a row ends the run with a final answer
     Given a guarded agent with max_repeated_calls 2 and the script:
       | reply                                       |
@@ -58,6 +77,7 @@ Feature: Guards for small models: repeated calls, files named in the request, fi
 
   Scenario Outline: Which words of a request name workspace files
     Given the guarded workspace has "Makefile" containing "test: pytest"
+    And the guarded workspace has ".env.example" containing "REGION=eu-west-3"
     Then the request "<request>" names the workspace files "<files>"
 
     Examples:
@@ -66,6 +86,8 @@ Feature: Guards for small models: repeated calls, files named in the request, fi
       | Which port is in app.yaml?               | config/app.yaml            |
       | Compare config/app.yaml and notes.txt.   | config/app.yaml, notes.txt |
       | What does the Makefile run?              | Makefile                   |
+      | Which region does .env.example set?      | .env.example               |
+      | Which region does `.env.example` set?    | .env.example               |
       | What does the makefile run?              | none                       |
       | What Is Written Here About Launch Codes? | none                       |
       | Read ../secret.txt or /etc/passwd        | none                       |

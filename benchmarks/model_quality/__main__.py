@@ -21,7 +21,7 @@ from pathlib import Path
 
 from benchmarks.model_quality.report import ReportInfo, markdown_report, summary_rows
 from benchmarks.model_quality.runner import TaskResult, Variant, run_task
-from benchmarks.model_quality.tasks import TASKS, write_workspace
+from benchmarks.model_quality.tasks import TASKS, QualityTask, write_workspace
 from leanloop.localmodel import ServerOptions, running_server
 
 CTX_SIZE = 8192
@@ -38,28 +38,9 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.ERROR)
     tasks = [t for t in TASKS if not args.task or t.key in args.task][: args.limit]
     started = time.perf_counter()
-    results: list[TaskResult] = []
-    with tempfile.TemporaryDirectory(prefix="model-quality-") as folder:
-        workspace = write_workspace(Path(folder) / "workspace")
-        for mode in args.modes:
-            variants = [v for v in _VARIANTS[mode] if v in args.loops]
-            if not variants:
-                continue
-            options = ServerOptions(port=_free_port(), ctx_size=CTX_SIZE, template=mode == "native")
-            with running_server(options) as server:
-                for variant in variants:
-                    for task in tasks:
-                        result = asyncio.run(
-                            run_task(
-                                task,
-                                variant=variant,
-                                mode=mode,
-                                base_url=server.openai_url,
-                                workspace=workspace,
-                            )
-                        )
-                        results.append(result)
-                        _progress(result)
+    # One event loop for all runs: langchain_openai caches its async HTTP client per
+    # process, and a client opened on a closed loop fails ("Event loop is closed").
+    results = asyncio.run(_run_all(args.modes, args.loops, tasks))
     info = ReportInfo(
         date=datetime.datetime.now(datetime.UTC).date().isoformat(),
         command="python -m benchmarks.model_quality " + " ".join(argv or sys.argv[1:]),
@@ -75,6 +56,32 @@ def main(argv: list[str] | None = None) -> int:
         rows = [r.as_dict() for r in results]
         (RESULTS / "model_quality.json").write_text(json.dumps(rows, indent=1), encoding="utf-8")
     return 0 if summary_rows(results) else 1
+
+
+async def _run_all(
+    modes: list[str], loops: list[str], tasks: list[QualityTask]
+) -> list[TaskResult]:
+    results: list[TaskResult] = []
+    with tempfile.TemporaryDirectory(prefix="model-quality-") as folder:
+        workspace = write_workspace(Path(folder) / "workspace")
+        for mode in modes:
+            variants = [v for v in _VARIANTS[mode] if v in loops]
+            if not variants:
+                continue
+            options = ServerOptions(port=_free_port(), ctx_size=CTX_SIZE, template=mode == "native")
+            with running_server(options) as server:
+                for variant in variants:
+                    for task in tasks:
+                        result = await run_task(
+                            task,
+                            variant=variant,
+                            mode=mode,
+                            base_url=server.openai_url,
+                            workspace=workspace,
+                        )
+                        results.append(result)
+                        _progress(result)
+    return results
 
 
 def _parser() -> argparse.ArgumentParser:

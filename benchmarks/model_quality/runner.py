@@ -6,7 +6,6 @@ from leanloop's run report or from the LangGraph message list.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import time
@@ -25,7 +24,7 @@ from leanloop.localmodel import MODEL_ALIAS
 from leanloop.spec import load_specs_from_dict
 from leanloop.tools import workspace_tools
 
-__all__ = ["SYSTEM_PROMPT", "TaskResult", "Variant", "run_task"]
+__all__ = ["SYSTEM_PROMPT", "TaskResult", "Variant", "help_switched_off", "run_task"]
 
 Variant = Literal["leanloop", "leanloop-off", "create_agent"]
 """``leanloop``: the defaults; ``leanloop-off``: this issue's help switched off (see
@@ -252,8 +251,3 @@ def _reads(name: str, args: Mapping[str, Any], path: str) -> bool:
     if name != "read_file" or not isinstance(args.get("path"), str):
         return False
     return str(args["path"]).strip().lstrip("/").removeprefix("./") == path
-
-
-def run_sync(coro: Any) -> Any:
-    """Run a coroutine on a fresh event loop (for scripts and the Robot library)."""
-    return asyncio.run(coro)

@@ -107,7 +107,7 @@ TASKS: tuple[QualityTask, ...] = (
     QualityTask("email", "What is the email address of the user with id 2 in users.csv?",
                 "data/users.csv", r"kim\.lee@orbit\.example", "name"),
     QualityTask("find-def", "Which file in the workspace defines the function create_server?",
-                "src/server.py", r"server\.py", "none"),
+                "src/server.py", r"src/server\.py", "none"),
     QualityTask("license", "Under which license is the project released?",
                 "LICENSE", r"apache", "none"),
     QualityTask("db-timeout", "How many seconds is the database timeout?",

@@ -22,8 +22,12 @@ _CHANGE = re.compile(r'^change (\S+) to "(.*)" then (.*)$')
 
 
 def _calls(cell: str) -> dict[str, Any]:
-    name, _, args = cell.removeprefix("call ").partition(" ")
-    return {"tool_calls": [{"name": name, "args": json.loads(args)}]}
+    """``call NAME {ARGS}``, several joined by `` + `` for calls of one reply."""
+    calls = []
+    for part in cell.split(" + "):
+        name, _, args = part.strip().removeprefix("call ").partition(" ")
+        calls.append({"name": name, "args": json.loads(args)})
+    return {"tool_calls": calls}
 
 
 def _reply(workspace: Path, cell: str) -> Any:

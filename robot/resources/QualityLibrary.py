@@ -13,8 +13,10 @@ from typing import Any
 
 _ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(_ROOT))
+sys.path.insert(0, str(Path(__file__).parent))
 
-from benchmarks.model_quality.runner import run_sync, run_task  # noqa: E402
+from aio import run  # noqa: E402
+from benchmarks.model_quality.runner import run_task  # noqa: E402
 from benchmarks.model_quality.tasks import TASKS, write_workspace  # noqa: E402
 
 
@@ -35,7 +37,7 @@ class QualityLibrary:
         task = next((t for t in TASKS if t.key == key), None)
         if task is None:
             raise AssertionError(f"no quality task {key!r}: {[t.key for t in TASKS]}")
-        result = run_sync(
+        result = run(
             run_task(
                 task, variant="leanloop", mode=mode, base_url=base_url, workspace=self._workspace
             )

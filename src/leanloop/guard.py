@@ -34,6 +34,15 @@ class Repeat:
 
 
 @dataclass
+class _Seen:
+    """A call made in this run: where, and what it returned (``None`` while it runs)."""
+
+    step: int
+    result: str | None = None
+    ok: bool = True
+
+
+@dataclass
 class CallGuard:
     """Remembers the calls of one run (see the module docstring)."""
 
@@ -41,27 +50,29 @@ class CallGuard:
     fingerprint: Fingerprint | None = None
     repeats_in_a_row: int = 0
     total_repeats: int = 0
-    _seen: dict[str, tuple[int, str]] = field(default_factory=dict)
+    _seen: dict[str, _Seen] = field(default_factory=dict)
 
-    def check(self, name: str, args: Mapping[str, Any]) -> Repeat | None:
-        """Return the earlier call this one repeats, or ``None`` when it should run."""
-        earlier = self._seen.get(self._key(name, args))
+    def check(self, name: str, args: Mapping[str, Any], *, step: int) -> Repeat | None:
+        """Return the earlier call this one repeats, or ``None`` when it should run.
+
+        A call that may run is claimed at once, so an identical twin later in the same
+        reply counts as a repeat too (calls of one reply run concurrently).
+        """
+        key = self._key(name, args)
+        earlier = self._seen.get(key)
         if earlier is None:
+            self._seen[key] = _Seen(step)
             return None
-        step, result = earlier
-        first = next((line for line in result.splitlines() if line.strip()), "")
-        if len(first) > _REMINDER_CHARS:
-            first = first[: _REMINDER_CHARS - 1] + "…"
-        reminder = (
-            f"already called at step {step} with the same arguments; its result began: "
-            f"{first!r}. Do not call it again: answer from what you have, or do something "
-            "different."
-        )
-        return Repeat(step, reminder)
+        return Repeat(earlier.step, _reminder(earlier))
 
-    def remember(self, name: str, args: Mapping[str, Any], *, step: int, result: str) -> None:
-        """Record a call that ran, with its result."""
-        self._seen.setdefault(self._key(name, args), (step, result))
+    def remember(
+        self, name: str, args: Mapping[str, Any], *, step: int, result: str, ok: bool = True
+    ) -> None:
+        """Record what a call that ran returned; failures too (they would fail again)."""
+        key = self._key(name, args)  # as things are now: after a write, the new content
+        earlier = self._seen.get(key)
+        if earlier is None or earlier.result is None:
+            self._seen[key] = _Seen(earlier.step if earlier else step, result, ok)
 
     def end_round(self, *, repeated: int, ran: int) -> None:
         """Count a finished round: all calls repeated, or at least one new one ran."""
@@ -76,6 +87,28 @@ class CallGuard:
     def _key(self, name: str, args: Mapping[str, Any]) -> str:
         marker = self.fingerprint(name, args) if self.fingerprint else None
         return json.dumps([name, args, repr(marker)], sort_keys=True, default=str)
+
+
+def _reminder(earlier: _Seen) -> str:
+    if earlier.result is None:  # a twin in the same reply: its result is right beside
+        return (
+            f"already called at step {earlier.step} with the same arguments (in this very "
+            "reply); use that call's result instead of calling it again."
+        )
+    first = next((line for line in earlier.result.splitlines() if line.strip()), "")
+    if len(first) > _REMINDER_CHARS:
+        first = first[: _REMINDER_CHARS - 1] + "…"
+    if not earlier.ok:
+        return (
+            f"already called at step {earlier.step} with the same arguments, and it failed: "
+            f"{first!r}. The same call fails the same way: change the arguments, use "
+            "another tool, or answer from what you have."
+        )
+    return (
+        f"already called at step {earlier.step} with the same arguments; its result began: "
+        f"{first!r}. Do not call it again: answer from what you have, or do something "
+        "different."
+    )
 
 
 def workspace_fingerprint(workspace: Path | None) -> Fingerprint | None:

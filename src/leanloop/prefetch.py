@@ -22,9 +22,10 @@ _REQUEST_PATHS: ContextVar[Callable[[], list[str]] | None] = ContextVar(
     "leanloop_request_paths", default=None
 )
 
-# Path-like words: at least one dot-extension or slash; quotes and backticks are stripped.
+# Path-like words: at least one dot-extension or slash (quotes and backticks are not part
+# of a match).
 _CANDIDATE = re.compile(
-    r"[\w][\w.\-/]*(?:\.[A-Za-z0-9]{1,8}|/[\w.\-]+)"
+    r"\.?\w[\w.\-/]*(?:\.[A-Za-z0-9]{1,8}|/[\w.\-]+)"  # a leading dot: .env.example
     # Extension-less names people capitalise (Makefile, Dockerfile, LICENSE): these only
     # count when a file of exactly that name exists, like any bare name.
     r"|\b[A-Z][A-Za-z0-9_\-]{3,}\b"

@@ -111,7 +111,7 @@ class ToolRunner:
             args, request = split_meta_arguments(call["args"])
         else:  # pruning off changes nothing: a stray meta-argument is the registry's to drop
             args, request = dict(call["args"]), PruneRequest()
-        repeat = self.guard.check(call["name"], args) if self.guard else None
+        repeat = self.guard.check(call["name"], args, step=step) if self.guard else None
         if repeat is not None:
             record = ToolCallRecord(
                 step=step,
@@ -143,8 +143,8 @@ class ToolRunner:
         )
         if outcome.repaired:
             self.report.repaired_calls += 1
-        if self.guard is not None and outcome.ok:
-            self.guard.remember(call["name"], args, step=step, result=capped)
+        if self.guard is not None:
+            self.guard.remember(call["name"], args, step=step, result=capped, ok=outcome.ok)
         return CallResult(call, capped, outcome.ok), record
 
     async def _prune(
