@@ -127,7 +127,7 @@ def _agent_document(variant: Variant, mode: str, base_url: str, workspace: Path)
 class _NoGuard(CallGuard):
     """A guard that never finds a repeat: every call runs, as before the guard existed."""
 
-    def check(self, name: str, args: Mapping[str, Any]) -> None:
+    def check(self, name: str, args: Mapping[str, Any], *, step: int) -> None:
         return None
 
 

@@ -28,7 +28,7 @@ from support.logs import capture_logs
 from leanloop import events
 from leanloop.agent import LLMAgent
 from leanloop.budget import ContextPlan
-from leanloop.budget.fit import TRIM_NOTE
+from leanloop.budget.fit import TRIM_NOTE, is_trimmed
 from leanloop.config import AgentSpec, ModelSpec
 from leanloop.events import EventRecorder
 from leanloop.prompts import FINAL_ANSWER_PROMPT, SYNTHESIS_PROMPT
@@ -385,8 +385,11 @@ def step_trimmed_event(context: Context) -> None:
         assert trim["count"] >= 1, trim
         assert trim["tokens_after"] < trim["tokens_before"], trim
         assert trim["pass"] in (1, 2, 3), trim
-    total = sum(t["count"] for t in trims)
+        assert 0 <= trim["new"] <= trim["count"], trim
+    # Each result counts once, however many request views trimmed it.
+    total = sum(t["new"] for t in trims)
     assert context.budget_report["trimmed_results"] == total, (context.budget_report, trims)
+    assert total <= sum(t["count"] for t in trims), trims
 
 
 @then('the budgeted run emitted a leanloop.synthesis event with reason "{reason}"')
@@ -596,3 +599,17 @@ def step_small_window_once(context: Context) -> None:
     warnings = [m for m in context.budget_logs.messages() if "tools work poorly below" in m]
     assert len(warnings) == 1, warnings
     assert f"{context.budget_window:,} tokens" in warnings[0], warnings[0]
+
+
+@then("the budgeted report counts each trimmed result once, however many requests trimmed it")
+def step_trimmed_once(context: Context) -> None:
+    per_request = [
+        {m.tool_call_id for m in request.messages if isinstance(m, ToolMessage) and is_trimmed(m)}
+        for request in context.budget_model.requests
+    ]
+    distinct = set().union(*per_request)
+    assert sum(map(len, per_request)) > len(distinct), "no result was trimmed twice"
+    assert context.budget_report["trimmed_results"] == len(distinct), (
+        context.budget_report["trimmed_results"],
+        per_request,
+    )

@@ -93,6 +93,7 @@ class RunBudget:
         self.report = report
         self.config = config
         self._warned = False
+        self._trimmed: set[int] = set()
         report.window, report.window_source = window.tokens, window.source
         if warning := small_window_warning(window):
             _log.warning(warning)
@@ -124,9 +125,15 @@ class RunBudget:
             enabled=self.spec.trim_tool_results,
         )
         if fitted.trimmed:
-            self.report.trimmed_results += fitted.trimmed
+            # The view is rebuilt for every request, so the same old result is trimmed
+            # again each time: count each result once (history messages live for the run).
+            trimmed = {id(m) for m, v in zip(history, fitted.messages, strict=True) if v is not m}
+            new = len(trimmed - self._trimmed)
+            self._trimmed |= trimmed
+            self.report.trimmed_results += new
             self.report.tokens_saved_by_trimming += fitted.tokens_saved
-            await events.emit(events.TRIMMED, _trim_payload(fitted, step), self.config)
+            payload = {**_trim_payload(fitted, step), "new": new}
+            await events.emit(events.TRIMMED, payload, self.config)
         size = self.counter.estimate(fitted.messages, tools)
         prepared = Prepared(
             messages=fitted.messages,

@@ -65,7 +65,10 @@ class RunReport:
     window_source: str | None = None
     chars_per_token: float | None = None
     trimmed_results: int = 0
+    """Distinct tool results trimmed in at least one request view."""
     tokens_saved_by_trimming: int = 0
+    """Estimated tokens not sent, summed over every request (a result trimmed in three
+    requests saves three times)."""
     chars_saved_by_pruning: int = 0
     overflow_recoveries: int = 0
     repeated_calls: int = 0
