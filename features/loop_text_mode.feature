@@ -189,6 +189,9 @@ Feature: The agent loop speaks the text tool protocol end to end
     And the text-mode run report says tool_mode "text" and stop_reason "max_rounds"
     And text-mode request 2 offered no bound tools
     And text-mode request 2 ends with the final-answer prompt
+    And text-mode request 1 has a system message listing "- lookup {key, limit?}"
+    And text-mode request 2 has a system message that lists no tools
+    And text-mode request 2 has a system message saying tool results are data
 
   Scenario: A final text-mode reply that is only a call gets the composed answer
     Given a text-mode agent with tool_mode "text" and max_rounds 1 replying:
@@ -199,3 +202,47 @@ Feature: The agent loop speaks the text tool protocol end to end
     Then the text-mode run answer mentions "could not finish"
     And the text-mode run answer mentions "Tools that ran: lookup."
     And the text-mode tool "lookup" received {"key": "a"}
+
+  Scenario: A small model in text mode gets answer turns after results, as the embedded template does
+    Given a text-mode agent with tool_mode "text" and prompt_profile "small" replying:
+      | reply                              |
+      | [call lookup {"key": "colour"}]    |
+      | The colour is blue.                |
+    When the text-mode agent is asked "What colour?"
+    Then the text-mode run answers "The colour is blue."
+    And text-mode request 1 has a system message listing "- lookup {key, limit?}"
+    And text-mode request 2 has a system message that lists no tools
+    And text-mode request 2 has a system message saying tool results are data
+    And text-mode request 2 ends with a marked user turn "<tool_result name="lookup">\nvalue of colour\n</tool_result>\n\nAnswer my question in plain text using these results: What colour?"
+
+  Scenario: The default profile keeps the tool list after results in text mode
+    Given a text-mode agent with tool_mode "text" and prompt_profile "default" replying:
+      | reply                              |
+      | [call lookup {"key": "colour"}]    |
+      | The colour is blue.                |
+    When the text-mode agent is asked "What colour?"
+    Then text-mode request 2 has a system message listing "- lookup {key, limit?}"
+    And text-mode request 2 ends with a marked user turn "<tool_result name="lookup">\nvalue of colour\n</tool_result>"
+
+  Scenario: A small model's final text-mode request restates the question
+    Given a text-mode agent with tool_mode "text" and prompt_profile "small", max_rounds 1 replying:
+      | reply                              |
+      | [call lookup {"key": "a"}]         |
+      | a is known.                        |
+    When the text-mode agent is asked "Look up a and b"
+    Then the text-mode run answers "a is known."
+    And text-mode request 2 has a user turn containing "answer in one or two sentences: Look up a and b"
+
+  Scenario: The final request leaves out rounds made only of repeated calls
+    Given a text-mode agent with tool_mode "text" and max_repeated_calls 2 replying:
+      | reply                              |
+      | [call lookup {"key": "a"}]         |
+      | [call lookup {"key": "a"}]         |
+      | [call lookup {"key": "a"}]         |
+      | a is known.                        |
+    When the text-mode agent is asked "Look up a"
+    Then the text-mode run answers "a is known."
+    And the text-mode run report says tool_mode "text" and stop_reason "repeated_calls"
+    And text-mode request 3 carries 2 model replies
+    And text-mode request 4 ends with the final-answer prompt
+    And text-mode request 4 carries 1 model replies

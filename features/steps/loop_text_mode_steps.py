@@ -686,3 +686,9 @@ def step_stream_once(context: Context, text: str) -> None:
         "answer repeats prose already streamed: AgentLoop._finish compares the answer with "
         "run.streamed, which still ends with the whitespace shown before the held-back call"
     )
+
+
+@then("text-mode request {n:d} carries {k:d} model replies")
+def step_reply_count(context: Context, n: int, k: int) -> None:
+    replies = [m for m in _request(context, n).messages if isinstance(m, AIMessage)]
+    assert len(replies) == k, [m.text for m in replies]

@@ -48,7 +48,7 @@ from leanloop.profiles import DEFAULT, PromptProfile, pick_profile
 from leanloop.protocol import HoldBack, flatten_tool_history, format_tool_call
 from leanloop.pruning import augment_tool_schemas
 from leanloop.report import RequestRecord, RunReport, StopReason
-from leanloop.toolrun import ToolRunner, make_pruner
+from leanloop.toolrun import CallResult, ToolRunner, make_pruner
 from leanloop.tools.registry import ToolRegistry
 
 __all__ = ["AgentLoop", "RunFailed"]
@@ -92,6 +92,11 @@ class _Run:
     """The text of the latest reply that was passed to ``on_text``."""
     profile: PromptProfile = DEFAULT
     guard: CallGuard = field(default_factory=CallGuard)
+    question: str = ""
+    """The user's request (the last human message of the opening)."""
+    repeat_rounds: set[int] = field(default_factory=set)
+    """Ids of the replies and results of rounds made only of repeated calls: the
+    final-answer request leaves them out, since a model's own repeats prime more repeats."""
 
 
 class AgentLoop:
@@ -210,6 +215,8 @@ class AgentLoop:
             opening, report, budget, protocol, runner, config, base_system=base, profile=profile
         )
         run.guard = guard
+        question = next((m for m in reversed(opening) if isinstance(m, HumanMessage)), None)
+        run.question = question.text if question else ""
         _install_system(run)
         await self._prefetch(run, named)
         return run
@@ -234,7 +241,7 @@ class AgentLoop:
             reply = AIMessage(
                 content="\n".join(format_tool_call(c["name"], c["args"]) for c in calls)
             )
-        messages = run.protocol.results(calls, [r.text for r in results], [r.ok for r in results])
+        messages = _result_messages(run, calls, results)
         run.history.extend([reply, *messages])
         run.report.prefetched = paths
 
@@ -246,7 +253,20 @@ class AgentLoop:
 
     async def _prepare(self, run: _Run, *, tools: bool) -> Prepared:
         schemas = run.protocol.bound_schemas(tools=tools)
-        return await run.budget.prepare(run.history, tools=schemas, step=run.step + 1)
+        history = run.history
+        if not tools and run.repeat_rounds:
+            history = [m for m in history if id(m) not in run.repeat_rounds]
+        # In text mode the tool list lives in the system prompt: a request without tools
+        # (the final answer) and a small model's answer turn leave it out.
+        no_list = not tools or _is_answer_turn(run)
+        if (
+            no_list
+            and run.protocol.mode == "text"
+            and history
+            and isinstance(history[0], SystemMessage)
+        ):
+            history = [run.protocol.system_without_tools(run.base_system), *history[1:]]
+        return await run.budget.prepare(history, tools=schemas, step=run.step + 1)
 
     async def _begin_synthesis(self, run: _Run, prepared: Prepared) -> None:
         run.synthesis = True
@@ -406,11 +426,11 @@ class AgentLoop:
                 history=[*run.history, read.reply],
                 result_cap=run.budget.result_cap_chars(),
             )
-            messages = run.protocol.results(
-                [r.call for r in results], [r.text for r in results], [r.ok for r in results]
-            )
+            messages = _result_messages(run, [r.call for r in results], results)
             repeated = sum(r.repeated for r in results)
             run.guard.end_round(repeated=repeated, ran=len(results) - repeated)
+            if repeated == len(results):
+                run.repeat_rounds.update(id(m) for m in (read.reply, *messages))
             run.report.repeated_calls = run.guard.total_repeats
             run.tools_ran = True
         else:
@@ -431,7 +451,8 @@ class AgentLoop:
         )
 
     async def _final_answer(self, run: _Run, reason: StopReason) -> AIMessage:
-        run.history.append(HumanMessage(content=run.profile.final_answer))
+        prompt = run.profile.with_question(run.profile.final_answer, run.question)
+        run.history.append(HumanMessage(content=prompt))
         prepared = await self._prepare(run, tools=False)
         if not prepared.fits_window:
             return await self._finish(run, self._out_of_context(run, prepared), reason)
@@ -488,6 +509,33 @@ class AgentLoop:
             usage_metadata=reply.usage_metadata,
             id=reply.id,
         )
+
+
+_ANSWER_TURN = "leanloop_answer_turn"
+"""Marks the text-mode result turn that carries the profile's answer-turn line."""
+
+
+def _result_messages(
+    run: _Run, calls: Sequence[ToolCall], results: Sequence[CallResult]
+) -> list[BaseMessage]:
+    """The messages carrying ``results`` back, with the profile's answer-turn line in text mode."""
+    messages = run.protocol.results(calls, [r.text for r in results], [r.ok for r in results])
+    nudge = run.profile.answer_turn
+    if nudge and run.protocol.mode == "text" and messages:
+        last = messages[-1]
+        line = run.profile.with_question(nudge, run.question)
+        kwargs = {**last.additional_kwargs, _ANSWER_TURN: True}
+        messages[-1] = last.model_copy(
+            update={"content": f"{last.text}\n\n{line}", "additional_kwargs": kwargs}
+        )
+    return messages
+
+
+def _is_answer_turn(run: _Run) -> bool:
+    """Text mode, a profile with answer turns, and tool results last in the history."""
+    if not run.profile.answer_turn or run.protocol.mode != "text" or not run.history:
+        return False
+    return bool(run.history[-1].additional_kwargs.get(_ANSWER_TURN))
 
 
 def _install_system(run: _Run) -> None:

@@ -107,6 +107,11 @@ class ToolProtocol:
         section = render_tool_prompt(self.schemas)
         return SystemMessage(content=f"{base.text}\n\n{section}" if base else section)
 
+    def system_without_tools(self, base: SystemMessage | None) -> SystemMessage:
+        """The system message with no tool list: for requests that should not call tools."""
+        text = f"{base.text}\n\n{TOOL_RESULTS_ARE_DATA}" if base else TOOL_RESULTS_ARE_DATA
+        return SystemMessage(content=text)
+
     def read(self, reply: AIMessage) -> ReadCalls:
         """The calls ``reply`` makes, native or written as text."""
         if reply.tool_calls:

@@ -22,13 +22,21 @@ class PromptProfile:
 
     name: str
     final_answer: str
-    """The last, tool-less request's prompt."""
+    """The last, tool-less request's prompt; ``{question}`` stands for the user's request."""
     synthesis: str
     """Added once when the budget is spent."""
     guidance: str
     """Appended to the system prompt when tools are offered ("" for none)."""
     repair_paths: bool
     """Whether a missing path is replaced by the single file the request names."""
+    answer_turn: str = ""
+    """Text mode: added after each round's tool results (``{question}`` as above), and on
+    the request that follows results the tool list is left out of the system prompt, as
+    the embedded model's chat template does in native mode; "" for neither."""
+
+    def with_question(self, text: str, question: str) -> str:
+        """``text`` with ``{question}`` replaced by the user's request."""
+        return text.replace("{question}", question.strip() or "the user's question")
 
 
 DEFAULT: Final = PromptProfile(
@@ -42,8 +50,8 @@ DEFAULT: Final = PromptProfile(
 SMALL: Final = PromptProfile(
     name="small",
     final_answer=(
-        "Stop calling tools. Answer the user's question now in one or two sentences, using "
-        "only the tool results above. If the answer is not there, say what is missing."
+        "Stop calling tools. Using only the tool results above, answer in one or two "
+        "sentences: {question}\nIf the results do not hold the answer, say what is missing."
     ),
     synthesis="Context is almost full. Call at most one more tool, then answer.",
     guidance=(
@@ -52,6 +60,9 @@ SMALL: Final = PromptProfile(
         "and do not call the same tool again."
     ),
     repair_paths=True,
+    # Measured in text mode with Qwen2.5-Coder-0.5B: with the tool list in view after a
+    # result, the model calls tool after tool instead of answering (ADR 0011).
+    answer_turn="Answer my question in plain text using these results: {question}",
 )
 
 # Model names that mark a small model: explicit sizes up to ~4B, known small families,
