@@ -2,7 +2,7 @@
 
 The sdist is fetched as a source archive (``--no-binary``), so no prebuilt binary of
 unknown provenance is run: the server is compiled here, for this CPU, and only the
-``llama-server`` target is built. On two cores that takes about seven minutes, once;
+``llama-server`` target is built. On two cores that takes seven to nine minutes, once;
 the binary is then copied into the cache and the build folder is removed.
 """
 
@@ -139,7 +139,7 @@ def build_server(
         _run([cmake, "-S", str(source), "-B", str(build), *CMAKE_FLAGS], log=log, env=env)
     jobs = opts.jobs or os.cpu_count() or 1
     say(
-        "building llama-server from source (about 7 minutes on 2 cores), first run only;"
+        "building llama-server from source (7-9 minutes on 2 cores), first run only;"
         f" log: {log}"
     )
     cmd = [cmake, "--build", str(build), "--target", "llama-server", "-j", str(jobs)]
