@@ -102,6 +102,23 @@ Feature: Budget trimming of old tool results
     When the conversation is fitted for trimming
     Then the trimmed copies are the same objects as in the first trimming view
 
+  Scenario: Results trimmed for the previous request stay trimmed, so the prefix stays the same
+    Given a trimming conversation of 5 tool steps with results of 4000 characters
+    And a trimming plan with a ceiling of 3000 tokens and a trim target of 2000 tokens
+    When the conversation is fitted for trimming
+    And the conversation is fitted again from that view under a ceiling of 5000 tokens and a trim target of 3500 tokens
+    Then the trimmed results are those of steps 1, 2, 3, 4
+    And the trimmed copies are the same objects as in the first trimming view
+    And no trimming passes ran
+
+  Scenario: A conversation that fits again is sent whole, whatever the previous view trimmed
+    Given a trimming conversation of 5 tool steps with results of 4000 characters
+    And a trimming plan with a ceiling of 3000 tokens and a trim target of 2000 tokens
+    When the conversation is fitted for trimming
+    And the conversation is fitted again from that view under a ceiling of 20000 tokens and a trim target of 15000 tokens
+    Then no tool result is trimmed
+    And the trimming view holds the very same messages
+
   Scenario: Text-mode results are trimmed, other human turns never
     Given a trimming conversation of 4 text-mode steps with results of 4000 characters
     And the trimming conversation ends with a question of 4000 characters

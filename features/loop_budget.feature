@@ -45,6 +45,7 @@ Feature: The token budget, end to end through the agent loop
     And budgeted request 6 carries trimmed older results and the newest result intact
     And the budgeted run emitted a leanloop.trimmed event with its figures
     And the budgeted report counts each trimmed result once, however many requests trimmed it
+    And every result trimmed in budgeted request 5 is still trimmed in request 6
     And the budgeted report counts at least 4 trimmed results
     And no budgeted request's estimate exceeds its ceiling
     And the budgeted run emitted no leanloop.synthesis event

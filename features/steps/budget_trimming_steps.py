@@ -192,6 +192,22 @@ def step_fit_again(context: Context, ceiling: int, target: int) -> None:
     assert len(again.messages) == len(first.messages)
 
 
+@when(
+    "the conversation is fitted again from that view under a ceiling of {ceiling:d} tokens "
+    "and a trim target of {target:d} tokens"
+)
+def step_fit_from_view(context: Context, ceiling: int, target: int) -> None:
+    first = context.budget_trim_fits[-1]
+    count = context.budget_trim_counter.count_fn()
+    again = fit_messages(
+        context.budget_trim_history,
+        plan=_plan(ceiling, target),
+        count=count,
+        start=first.messages,
+    )
+    context.budget_trim_fits.append(again)
+
+
 # --- Then --------------------------------------------------------------------------------
 
 

@@ -613,3 +613,14 @@ def step_trimmed_once(context: Context) -> None:
         context.budget_report["trimmed_results"],
         per_request,
     )
+
+
+@then("every result trimmed in budgeted request {earlier:d} is still trimmed in request {later:d}")
+def step_stays_trimmed(context: Context, earlier: int, later: int) -> None:
+    first = context.budget_model.requests[earlier - 1].messages
+    second = context.budget_model.requests[later - 1].messages
+    trimmed = [i for i, m in enumerate(first) if isinstance(m, ToolMessage) and is_trimmed(m)]
+    assert trimmed, f"request {earlier} trimmed nothing"
+    for index in trimmed:
+        assert is_trimmed(second[index]), (index, second[index])
+        assert second[index].content == first[index].content, index

@@ -27,6 +27,7 @@ from leanloop.budget import (
     default_resolver,
     estimator_for,
     fit_messages,
+    is_trimmed,
     small_window_warning,
 )
 from leanloop.config import AgentSpec, ModelSpec
@@ -94,6 +95,8 @@ class RunBudget:
         self.config = config
         self._warned = False
         self._trimmed: set[int] = set()
+        self._last: tuple[list[BaseMessage], list[BaseMessage]] | None = None
+        """The history and the view of the previous request."""
         report.window, report.window_source = window.tokens, window.source
         if warning := small_window_warning(window):
             _log.warning(warning)
@@ -123,11 +126,17 @@ class RunBudget:
             count=self.counter.count_fn(tools=tools),
             keep_steps=self.spec.trim_keep_steps,
             enabled=self.spec.trim_tool_results,
+            start=self._previous_view(history),
         )
+        self._last = (list(history), fitted.messages)
         if fitted.trimmed:
             # The view is rebuilt for every request, so the same old result is trimmed
             # again each time: count each result once (history messages live for the run).
-            trimmed = {id(m) for m, v in zip(history, fitted.messages, strict=True) if v is not m}
+            trimmed = {
+                id(m)
+                for m, v in zip(history, fitted.messages, strict=True)
+                if v is not m and is_trimmed(v)
+            }
             new = len(trimmed - self._trimmed)
             self._trimmed |= trimmed
             self.report.trimmed_results += new
@@ -145,6 +154,17 @@ class RunBudget:
         )
         await self._announce(prepared, step)
         return prepared
+
+    def _previous_view(self, history: Sequence[BaseMessage]) -> list[BaseMessage] | None:
+        """The previous view extended by what ``history`` added since, if it extends it."""
+        if self._last is None:
+            return None
+        previous, view = self._last
+        known = len(previous)
+        # List equality compares identities first, in C: cheap when nothing changed.
+        if len(history) < known or list(history[:known]) != previous:
+            return None
+        return [*view, *history[known:]]
 
     def force_trim_plan(self, prepared: Prepared, overflow: Overflow) -> ContextPlan:
         """Learn from a refusal for size and return a plan that makes the retry smaller."""

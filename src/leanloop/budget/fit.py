@@ -58,7 +58,8 @@ class FitResult:
         messages: The request view: every message, some results trimmed.
         tokens_before: The estimate of the untrimmed messages.
         tokens_after: The estimate of the view.
-        trimmed: How many results were trimmed in this call.
+        trimmed: How many results this call trimmed, plus those it kept trimmed from
+            ``start``.
         passes: The passes (1, 2, 3) that trimmed at least one result.
         over: Whether the view is still above the ceiling.
     """
@@ -97,6 +98,7 @@ def fit_messages(
     count: Count,
     keep_steps: int = 2,
     enabled: bool = True,
+    start: Sequence[BaseMessage] | None = None,
 ) -> FitResult:
     """Build the request view of ``messages`` that fits ``plan``.
 
@@ -108,6 +110,11 @@ def fit_messages(
             savings; an incremental counter keeps this cheap.
         keep_steps: How many recent steps the first pass leaves alone (at least 0).
         enabled: ``False`` measures only (``trim_tool_results: false``).
+        start: The previous request's view extended by the messages added since (same
+            length as ``messages``): results trimmed before stay trimmed, so the passes
+            only look at what is new, and the request's prefix stays the same from one
+            request to the next (servers that cache prompt prefixes keep their cache).
+            Used only while ``messages`` are over the ceiling.
 
     Returns:
         The view and its figures; ``over`` says whether trimming was not enough.
@@ -119,6 +126,13 @@ def fit_messages(
     before = count(view)
     if not enabled or before <= plan.ceiling:
         return FitResult(view, before, before, 0, (), before > plan.ceiling)
+    estimate, kept_trims = before, 0
+    if start is not None and len(start) == len(view):
+        view = list(start)
+        kept_trims = sum(
+            1 for v, m in zip(view, messages, strict=True) if v is not m and is_trimmed(v)
+        )
+        estimate = count(view) if kept_trims else before
     steps = _step_of_each_result(view)
     ordered = sorted(set(steps.values()))
     kept = set(ordered[-keep_steps:]) if keep_steps else set()
@@ -128,7 +142,7 @@ def fit_messages(
         lambda step: step not in newest,
         lambda _step: True,
     )
-    estimate, trimmed, passes = before, 0, []
+    trimmed, passes = kept_trims, []
     for number, rule in enumerate(pass_rules, start=1):
         if estimate <= plan.trim_target:
             break

@@ -138,10 +138,7 @@ def build_server(
         say("configuring the llama.cpp build (cmake)")
         _run([cmake, "-S", str(source), "-B", str(build), *CMAKE_FLAGS], log=log, env=env)
     jobs = opts.jobs or os.cpu_count() or 1
-    say(
-        "building llama-server from source (7-9 minutes on 2 cores), first run only;"
-        f" log: {log}"
-    )
+    say(f"building llama-server from source (7-9 minutes on 2 cores), first run only; log: {log}")
     cmd = [cmake, "--build", str(build), "--target", "llama-server", "-j", str(jobs)]
     _run(cmd, log=log, env=env, progress=say, every=opts.progress_every)
     _install(build / "bin" / "llama-server", target)
