@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 from uuid import UUID
 
-from langchain_core.callbacks import AsyncCallbackHandler
+from langchain_core.callbacks import AsyncCallbackHandler, BaseCallbackManager
 from langchain_core.callbacks.manager import adispatch_custom_event
 from langchain_core.runnables import RunnableConfig
 
@@ -50,6 +50,9 @@ _log = logging.getLogger(__name__)
 
 async def emit(name: str, data: Mapping[str, Any], config: RunnableConfig | None) -> None:
     """Dispatch one custom event to the run's callbacks; never fails the run."""
+    callbacks = (config or {}).get("callbacks")
+    if isinstance(callbacks, BaseCallbackManager) and not callbacks.handlers:
+        return  # nobody listens (tracers count as handlers): skip building a manager
     try:
         await adispatch_custom_event(name, dict(data), config=config)
     except RuntimeError:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
@@ -118,6 +118,8 @@ class AgentLoop:
         if spec.allow_tool_output_pruning:
             schemas = augment_tool_schemas(schemas, spec.pruning_tools)
         self.schemas = schemas
+        # Binding converts every schema; the loop binds the same list on every step.
+        self._bindings: dict[tuple[int, str | None], tuple[Sequence[Any], Any]] = {}
 
     async def run(
         self,
@@ -322,7 +324,7 @@ class AgentLoop:
         model: Any = self.model
         if prepared.tools:
             choice = "required" if self._require_tool(run) else None
-            model = self.model.bind_tools([dict(t) for t in prepared.tools], tool_choice=choice)
+            model = self._bound(prepared.tools, choice)
         if run.on_text is not None:
             reply = await self._stream(run, model, prepared)
         else:
@@ -330,6 +332,16 @@ class AgentLoop:
         if not isinstance(reply, AIMessage):  # a custom model returning a plain message
             reply = AIMessage(content=str(getattr(reply, "content", reply)))
         return reply
+
+    def _bound(self, tools: Sequence[Mapping[str, Any]], choice: str | None) -> Any:
+        """The model with ``tools`` bound; the binding is made once per schema list."""
+        key = (id(tools), choice)
+        cached = self._bindings.get(key)
+        if cached is not None and cached[0] is tools:
+            return cached[1]
+        bound = self.model.bind_tools([dict(t) for t in tools], tool_choice=choice)
+        self._bindings[key] = (tools, bound)
+        return bound
 
     def _require_tool(self, run: _Run) -> bool:
         """``first_tool_choice: required`` applies to the first model request only."""

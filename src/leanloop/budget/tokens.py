@@ -42,7 +42,7 @@ MIN_CHARS_PER_TOKEN = 2.0
 MAX_CHARS_PER_TOKEN = 6.0
 MESSAGE_OVERHEAD_CHARS = 16
 """Characters counted per message for its role and the chat template's markers."""
-_PREFIX_SLOTS = 2
+_PREFIX_SLOTS = 4
 IMAGE_CHARS = 1_000
 """Characters counted for an image part (a base64 payload is not text the model reads)."""
 
