@@ -24,12 +24,16 @@ def capture_logs(context: object, logger: str = "leanloop") -> LogCapture:
     handler = LogCapture()
     log = logging.getLogger(logger)
     log.addHandler(handler)
-    previous = log.level
+    previous, propagated = log.level, log.propagate
     log.setLevel(logging.DEBUG)
+    # The records are the scenario's to check, not output: with DEBUG on, they would also
+    # reach the runner's log output and fill the test command's console.
+    log.propagate = False
 
     def remove() -> None:
         log.removeHandler(handler)
         log.setLevel(previous)
+        log.propagate = propagated
 
     context.cleanups.append(remove)  # type: ignore[attr-defined]
     return handler
