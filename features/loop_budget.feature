@@ -139,6 +139,7 @@ Feature: The token budget, end to end through the agent loop
     And budgeted request 4 is smaller than budgeted request 3
     And the budgeted report counts 1 overflow recoveries
     And the budgeted run emitted 1 leanloop.overflow_recovered event
+    And the budgeted report's request kinds are "step, step, retry"
 
     Examples:
       | kind      |

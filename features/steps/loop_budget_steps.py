@@ -624,3 +624,9 @@ def step_stays_trimmed(context: Context, earlier: int, later: int) -> None:
     for index in trimmed:
         assert is_trimmed(second[index]), (index, second[index])
         assert second[index].content == first[index].content, index
+
+
+@then('the budgeted report\'s request kinds are "{kinds}"')
+def step_request_kinds(context: Context, kinds: str) -> None:
+    seen = [request["kind"] for request in context.budget_report["requests"]]
+    assert seen == [k.strip() for k in kinds.split(",")], seen

@@ -317,7 +317,10 @@ class AgentLoop:
                     )
                     raise RunFailed(msg, report=run.report) from exc
                 continue
-            self._record(run, attempt, reply, kind)
+            # A step sent again after a refusal is recorded as a retry (the refused attempt
+            # has no reply to record); the final request stays "final".
+            retried = attempt is not prepared and kind == "step"
+            self._record(run, attempt, reply, "retry" if retried else kind)
             return reply
 
     async def _invoke(self, run: _Run, prepared: Prepared) -> AIMessage:
@@ -345,7 +348,7 @@ class AgentLoop:
 
     def _require_tool(self, run: _Run) -> bool:
         """``first_tool_choice: required`` applies to the first model request only."""
-        first = run.step == 0 and not any(r.kind == "step" for r in run.report.requests)
+        first = run.step == 0 and not any(r.kind != "final" for r in run.report.requests)
         return self.spec.first_tool_choice == "required" and first
 
     async def _stream(self, run: _Run, model: Any, prepared: Prepared) -> AIMessage:

@@ -51,7 +51,8 @@ class RequestRecord:
     tools: bool = True
     """Whether tools were offered on this request."""
     kind: str = "step"
-    """``step``, ``final`` (the tool-less answer request) or ``retry``."""
+    """``step``, ``final`` (the tool-less answer request) or ``retry`` (a step sent again,
+    smaller or in text mode, after the server refused it)."""
 
 
 @dataclass(kw_only=True)
