@@ -205,7 +205,9 @@ def _make_handler(server: ScriptedOpenAIServer) -> type[BaseHTTPRequestHandler]:
 def _usage(body: dict[str, Any], reply: ScriptedResponse) -> dict[str, int]:
     prompt = reply.prompt_tokens
     if prompt is None:
-        prompt = max(1, len(json.dumps(body.get("messages", []))) // 4)
+        # A real server counts the tool schemas it renders into the prompt too.
+        sent = json.dumps(body.get("messages", [])) + json.dumps(body.get("tools", []))
+        prompt = max(1, len(sent) // 4)
     completion = reply.completion_tokens
     if completion is None:
         completion = max(1, (len(reply.content) + len(json.dumps(reply.tool_calls))) // 4)
