@@ -149,6 +149,7 @@ Feature: The agent loop speaks the text tool protocol end to end
     And the text-mode tool "lookup" received {"key": "colour"}
     And text-mode request 2 ends with a one-line marked correction mentioning "Write it as a ```tool block"
     And text-mode request 2 ends with a one-line marked correction mentioning "Your tool call could not be read"
+    And text-mode request 2 ends with a one-line marked correction mentioning "{"name": "lookup", "arguments": {"key": "example"}}"
     And text-mode request 3 ends with a marked user turn "<tool_result name="lookup">\nvalue of colour\n</tool_result>"
 
   Scenario: A final request refused for its tool history is retried once, flattened

@@ -30,6 +30,7 @@ from leanloop.config import ToolMode
 from leanloop.protocol import (
     TOOL_RESULTS_ARE_DATA,
     correction_for,
+    example_call,
     format_tool_result,
     parse_tool_calls,
     render_tool_prompt,
@@ -91,6 +92,8 @@ class ToolProtocol:
         self.mode: Mode = mode
         self.schemas = list(schemas)
         self.parameters = tool_parameters(self.schemas)
+        self.example = example_call(self.schemas)
+        """The call the tool prompt shows, shown again in corrections."""
 
     def bound_schemas(self, *, tools: bool) -> list[Mapping[str, Any]]:
         """The schemas to bind to this request (none in text mode or without tools)."""
@@ -126,7 +129,9 @@ class ToolProtocol:
             }
             for c in parsed.calls
         ]
-        corrections = [correction_for(b) for b in parsed.broken] if not calls else []
+        corrections = (
+            [correction_for(b, example=self.example) for b in parsed.broken] if not calls else []
+        )
         if self.mode == "native" and calls:
             # Give the text calls ids and put them where native calls live, so each result
             # pairs with its call like any other.

@@ -20,6 +20,7 @@ from leanloop.protocol.parse import (
 from leanloop.protocol.stream import HoldBack
 from leanloop.protocol.text import (
     TOOL_RESULTS_ARE_DATA,
+    example_call,
     flatten_tool_history,
     format_call_json,
     format_tool_call,
@@ -35,6 +36,7 @@ __all__ = [
     "ParseResult",
     "ParsedCall",
     "correction_for",
+    "example_call",
     "flatten_tool_history",
     "format_call_json",
     "format_tool_call",

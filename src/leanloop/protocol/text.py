@@ -79,9 +79,19 @@ def render_tool_prompt(tools: Sequence[Mapping[str, Any]]) -> str:
     ]
     for function in functions:
         lines.extend(_tool_lines(function))
-    example = format_call_json(*_example_call(functions))
+    example = example_call(tools)
     lines += ["", _FENCE_INSTRUCTIONS.format(example=example), "", TOOL_RESULTS_ARE_DATA]
     return "\n".join(lines)
+
+
+def example_call(tools: Sequence[Mapping[str, Any]]) -> str | None:
+    """A valid call of one of ``tools`` as ```` ```tool ```` JSON (``None`` without tools).
+
+    The tool prompt and the correction for a broken call show the same example, so a
+    model is never shown a tool it does not have.
+    """
+    functions = [f for f in (_function(tool) for tool in tools) if f is not None]
+    return format_call_json(*_example_call(functions)) if functions else None
 
 
 def tool_parameters(tools: Sequence[Mapping[str, Any]]) -> dict[str, tuple[str, ...]]:
