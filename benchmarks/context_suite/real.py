@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import datetime
-import socket
 import sys
 import tempfile
 import time
@@ -29,7 +28,6 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
-from langchain_openai import ChatOpenAI
 from pydantic import ConfigDict
 
 from benchmarks.context_suite.metrics import rows_for
@@ -39,6 +37,7 @@ from benchmarks.context_suite.strategies import STRATEGIES, Tuning
 from benchmarks.context_suite.suite import Models, quiet_logs, run_matrix
 from benchmarks.context_suite.tasks import make_tasks
 from benchmarks.context_suite.workspace import build_workspace
+from benchmarks.local_server import free_port, local_chat_model
 from leanloop.localmodel import MODEL_ALIAS, running_server
 
 __all__ = ["MeasuredModel", "run_real"]
@@ -118,23 +117,9 @@ class MeasuredModel(BaseChatModel):
         return ChatResult(generations=[ChatGeneration(message=message)])
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def _factory(base_url: str) -> Callable[[Session], Models]:
     def models(session: Session) -> Models:
-        chat = ChatOpenAI(
-            model=MODEL_ALIAS,
-            base_url=base_url,
-            api_key="none",  # type: ignore[arg-type]  # the local server wants no key
-            temperature=0,
-            max_completion_tokens=REPLY_TOKENS,
-            timeout=RUN_TIMEOUT_S,
-            max_retries=0,
-        )
+        chat = local_chat_model(base_url, reply_tokens=REPLY_TOKENS, timeout=RUN_TIMEOUT_S)
 
         def measured(role: Role) -> MeasuredModel:
             return MeasuredModel(inner=chat, session=session, role=role)
@@ -153,7 +138,7 @@ def run_real(args: argparse.Namespace) -> int:
     """Run the real mode and print (and write) its report; returns the exit status."""
     started = time.perf_counter()
     strategies = [s for s in STRATEGIES if s.key in args.strategies]
-    port = args.port or _free_port()
+    port = args.port or free_port()
     with (
         tempfile.TemporaryDirectory(prefix="context-suite-real-") as folder,
         running_server(port=port, ctx_size=REAL_WINDOW) as server,

@@ -13,12 +13,12 @@ import asyncio
 import datetime
 import json
 import logging
-import socket
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+from benchmarks.local_server import free_port
 from benchmarks.model_quality.report import ReportInfo, markdown_report, summary_rows
 from benchmarks.model_quality.runner import TaskResult, Variant, run_task
 from benchmarks.model_quality.tasks import TASKS, QualityTask, write_workspace
@@ -68,7 +68,7 @@ async def _run_all(
             variants = [v for v in _VARIANTS[mode] if v in loops]
             if not variants:
                 continue
-            options = ServerOptions(port=_free_port(), ctx_size=CTX_SIZE, template=mode == "native")
+            options = ServerOptions(port=free_port(), ctx_size=CTX_SIZE, template=mode == "native")
             with running_server(options) as server:
                 for variant in variants:
                     for task in tasks:
@@ -111,12 +111,6 @@ def _progress(result: TaskResult) -> None:
         f"{result.seconds:.1f}s  {(result.error or result.answer)[:70]!r}"
     )
     print(line, file=sys.stderr, flush=True)
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ from unittest import mock
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
+from benchmarks.local_server import local_chat_model
 from benchmarks.model_quality.tasks import QualityTask
 from leanloop.agent import LLMAgent
 from leanloop.guard import CallGuard
@@ -192,17 +193,8 @@ async def _run_create_agent(
     task: QualityTask, result: TaskResult, *, base_url: str, workspace: Path
 ) -> None:
     from langchain.agents import create_agent  # noqa: PLC0415 - the bench extra only
-    from langchain_openai import ChatOpenAI  # noqa: PLC0415
 
-    model = ChatOpenAI(
-        model=MODEL_ALIAS,
-        base_url=base_url,
-        api_key="none",  # type: ignore[arg-type]  # the local server wants no key
-        temperature=0,
-        max_completion_tokens=REPLY_TOKENS,
-        timeout=REQUEST_TIMEOUT_S,
-        max_retries=0,
-    )
+    model = local_chat_model(base_url, reply_tokens=REPLY_TOKENS, timeout=REQUEST_TIMEOUT_S)
     tools = workspace_tools(workspace)
     for tool in tools:  # as any LangChain user would: a refusal is a message, not a crash
         tool.handle_tool_error = True
