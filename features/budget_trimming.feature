@@ -1,7 +1,10 @@
 Feature: Budget trimming of old tool results
   When a request would exceed the plan's ceiling, old tool results are trimmed in the
   request view, oldest first, in three passes, until the estimate reaches the trim target.
-  The stored history is never touched and a tool call is never parted from its result.
+  Pruned results (the extracts the pruning pass made) are trimmed only as far as the
+  ceiling, after the raw results of older steps, and while one is spared the newest step
+  is too. The stored history is never touched and a tool call is never parted from its
+  result.
 
   Background:
     Given a trimming counter at 4.0 characters a token
@@ -119,6 +122,65 @@ Feature: Budget trimming of old tool results
     Then no tool result is trimmed
     And the trimming view holds the very same messages
 
+  Scenario: Raw results pay for the headroom; pruned results stay whole under the ceiling
+    Given a trimming conversation of 5 tool steps with results of 4000 characters
+    And the trimming results of steps 1, 2, 3 are pruned extracts of 600 characters
+    And a trimming plan with a ceiling of 2400 tokens and a trim target of 1560 tokens
+    When the conversation is fitted for trimming
+    Then the trimmed results are those of steps 4
+    And the trimming passes that ran are "2"
+    And the trimming view is not over the ceiling
+    And the trimming estimate is over the trim target
+    And the trimming figures add up
+
+  Scenario: Pruned results are trimmed oldest first only as far as the ceiling, sparing the newest step
+    Given a trimming conversation of 5 tool steps with results of 4000 characters
+    And the trimming results of steps 1, 2, 3 are pruned extracts of 600 characters
+    And a trimming plan with a ceiling of 1500 tokens and a trim target of 975 tokens
+    When the conversation is fitted for trimming
+    Then the trimmed results are those of steps 1, 2, 4
+    And the trimming passes that ran are "2"
+    And the trimming view is not over the ceiling
+    And the trimming estimate is over the trim target
+
+  Scenario: A raw result is trimmed before older pruned ones, and a recent pruned one is spared
+    Given a trimming conversation of 5 tool steps with results of 4000 characters
+    And the trimming results of steps 1, 2, 4 are pruned extracts of 600 characters
+    And a trimming plan with a ceiling of 1500 tokens and a trim target of 975 tokens
+    When the conversation is fitted for trimming
+    Then the trimmed results are those of steps 1, 2, 3
+    And the trimming passes that ran are "1, 2"
+    And the trimming view is not over the ceiling
+
+  Scenario: With every older result trimmed, the newest step is trimmed down to the trim target
+    Given a trimming conversation of 5 tool steps with results of 4000 characters
+    And the trimming results of steps 1, 2, 3 are pruned extracts of 600 characters
+    And a trimming plan with a ceiling of 600 tokens and a trim target of 390 tokens
+    When the conversation is fitted for trimming
+    Then the trimmed results are those of steps 1, 2, 3, 4, 5
+    And the trimming passes that ran are "2, 3"
+    And the trimming estimate is at or under the trim target
+
+  Scenario: Pruned results spared for the previous request stay whole, trimmed ones stay trimmed
+    Given a trimming conversation of 5 tool steps with results of 4000 characters
+    And the trimming results of steps 1, 2, 3 are pruned extracts of 600 characters
+    And a trimming plan with a ceiling of 1500 tokens and a trim target of 975 tokens
+    When the conversation is fitted for trimming
+    And the conversation is fitted again from that view under a ceiling of 2400 tokens and a trim target of 1560 tokens
+    Then the trimmed results are those of steps 1, 2, 4
+    And the trimmed copies are the same objects as in the first trimming view
+    And no trimming passes ran
+
+  Scenario: A text-mode turn holding a pruned result counts as pruned
+    Given a trimming conversation of 4 text-mode steps with results of 4000 characters
+    And the trimming results of steps 1, 2 are pruned extracts of 600 characters
+    And a trimming plan with a ceiling of 1800 tokens and a trim target of 1170 tokens
+    When the conversation is fitted for trimming
+    Then the trimming results of steps 1, 2 count as pruned and the others as raw
+    And the trimmed results are those of steps 3
+    And the trimming passes that ran are "2"
+    And the trimming view is not over the ceiling
+
   Scenario: Text-mode results are trimmed, other human turns never
     Given a trimming conversation of 4 text-mode steps with results of 4000 characters
     And the trimming conversation ends with a question of 4000 characters
@@ -160,3 +222,13 @@ Feature: Budget trimming of old tool results
     And no trimming input was mutated
     And every trimming view is under its ceiling unless nothing more could be trimmed
     And the random trimming conversations exercised all three passes
+
+  Scenario: Trimming spares pruned results and the newest step across random conversations
+    When 300 seeded random conversations with pruned results are fitted for trimming
+    Then every trimming view kept its length, order and pairs
+    And every trimming view left system, human and AI messages byte-identical
+    And no trimming input was mutated
+    And every trimming view is under its ceiling unless nothing more could be trimmed
+    And every trimming view trimmed a pruned result only after the raw results of older steps
+    And every trimming view trimmed the newest step only after every older result
+    And the random pruned conversations both trimmed and spared pruned results

@@ -28,7 +28,8 @@ from leanloop.budget import (
     is_trimmed,
     trim_result,
 )
-from leanloop.budget.fit import TEXT_RESULT_MARK
+from leanloop.budget.fit import TEXT_RESULT_MARK, is_pruned
+from leanloop.pruning import format_pruned
 
 
 def _plan(ceiling: int, target: int) -> ContextPlan:
@@ -46,6 +47,15 @@ def _body(step: int, call: int, size: int) -> str:
     head = f"f{step}-{call}.txt: line 1 of the file\n"
     filler = "".join(f"line {n}: some text of the file\n" for n in range(2, size // 20 + 2))
     return (head + filler)[:size]
+
+
+def _pruned_body(step: int, size: int) -> str:
+    """A pruning pass's extract of about ``size`` characters, in the marker format."""
+    lines: list[str] = []
+    while sum(len(line) + 1 for line in lines) < size:
+        number = 7 * (len(lines) + 1)
+        lines.append(f"{number:>6}| f{step}.txt release_code=RC-{step}{number:04d}")
+    return format_pruned(f"kept the lines of f{step}.txt with release_code", "\n".join(lines))
 
 
 def _snapshot(messages: list[BaseMessage]) -> list[str]:
@@ -151,6 +161,25 @@ def step_long_line(context: Context, size: int) -> None:
     assert context.budget_trim_history[index].text.startswith("L" * size)
 
 
+@given("the trimming results of steps {steps} are pruned extracts of {size:d} characters")
+def step_pruned(context: Context, steps: str, size: int) -> None:
+    wanted = {int(s) for s in steps.split(", ")}
+    history = context.budget_trim_history
+    for index, step in context.budget_trim_step_of.items():
+        if step not in wanted:
+            continue
+        old = history[index]
+        body = _pruned_body(step, size)
+        if isinstance(old, ToolMessage):
+            history[index] = ToolMessage(body, tool_call_id=old.tool_call_id, name=old.name)
+        else:
+            text = f'<tool_result name="read_file">\n{body}\n</tool_result>'
+            history[index] = HumanMessage(text, additional_kwargs={TEXT_RESULT_MARK: True})
+    context.budget_trim_before = _snapshot(history)
+    marked = {step for i, step in context.budget_trim_step_of.items() if is_pruned(history[i])}
+    assert marked == wanted, marked
+
+
 @given(
     "a trimming plan with a ceiling of {ceiling:d} tokens and a trim target of {target:d} tokens"
 )
@@ -180,16 +209,27 @@ def step_fit_off(context: Context) -> None:
     assert result.tokens_after == result.tokens_before
 
 
+def _fit_again(context: Context, ceiling: int, target: int, *, sticky: bool) -> None:
+    """Fit once more: the previous view as the messages, or the history from that view."""
+    first = context.budget_trim_fits[-1]
+    count = context.budget_trim_counter.count_fn()
+    plan = _plan(ceiling, target)
+    if sticky:
+        again = fit_messages(
+            context.budget_trim_history, plan=plan, count=count, start=first.messages
+        )
+    else:
+        again = fit_messages(first.messages, plan=plan, count=count)
+    context.budget_trim_fits.append(again)
+    assert len(again.messages) == len(first.messages)
+
+
 @when(
     "the trimming view is fitted again under a ceiling of {ceiling:d} tokens and a trim target "
     "of {target:d} tokens"
 )
 def step_fit_again(context: Context, ceiling: int, target: int) -> None:
-    first = context.budget_trim_fits[-1]
-    count = context.budget_trim_counter.count_fn()
-    again = fit_messages(first.messages, plan=_plan(ceiling, target), count=count)
-    context.budget_trim_fits.append(again)
-    assert len(again.messages) == len(first.messages)
+    _fit_again(context, ceiling, target, sticky=False)
 
 
 @when(
@@ -197,15 +237,7 @@ def step_fit_again(context: Context, ceiling: int, target: int) -> None:
     "and a trim target of {target:d} tokens"
 )
 def step_fit_from_view(context: Context, ceiling: int, target: int) -> None:
-    first = context.budget_trim_fits[-1]
-    count = context.budget_trim_counter.count_fn()
-    again = fit_messages(
-        context.budget_trim_history,
-        plan=_plan(ceiling, target),
-        count=count,
-        start=first.messages,
-    )
-    context.budget_trim_fits.append(again)
+    _fit_again(context, ceiling, target, sticky=True)
 
 
 # --- Then --------------------------------------------------------------------------------
@@ -247,6 +279,20 @@ def step_trimmed_steps(context: Context, steps: str) -> None:
 def step_under_target(context: Context) -> None:
     result = context.budget_trim_fits[-1]
     assert result.tokens_after <= context.budget_trim_plan.trim_target, result.tokens_after
+
+
+@then("the trimming estimate is over the trim target")
+def step_over_target(context: Context) -> None:
+    result = context.budget_trim_fits[-1]
+    assert result.tokens_after > context.budget_trim_plan.trim_target, result.tokens_after
+
+
+@then("the trimming results of steps {steps} count as pruned and the others as raw")
+def step_told_apart(context: Context, steps: str) -> None:
+    wanted = [int(s) for s in steps.split(", ")]
+    history, step_of = context.budget_trim_history, context.budget_trim_step_of
+    pruned = [step for i, step in sorted(step_of.items()) if is_pruned(history[i])]
+    assert pruned == wanted, pruned
 
 
 @then("the trimming figures add up")
@@ -384,9 +430,17 @@ class Trial:
     plan: ContextPlan
     result: FitResult
     count: Callable[[Sequence[BaseMessage]], int]
+    keep_steps: int = 2
 
 
-def _random_conversation(rng: random.Random) -> list[BaseMessage]:
+def _random_conversation(rng: random.Random, *, pruned: float = 0.0) -> list[BaseMessage]:
+    """A random conversation; ``pruned`` is the share of results that are pruned extracts."""
+
+    def result(raw: str, step: int) -> str:
+        if pruned and rng.random() < pruned:
+            return _pruned_body(step, rng.randint(0, 1200))
+        return raw
+
     history: list[BaseMessage] = [SystemMessage("system " * rng.randint(1, 50))]
     history.append(HumanMessage("question " * rng.randint(1, 80)))
     for step in range(rng.randint(0, 12)):
@@ -397,6 +451,7 @@ def _random_conversation(rng: random.Random) -> list[BaseMessage]:
         elif roll < 0.3:
             history.append(AIMessage(f'```tool\n{{"name": "grep", "step": {step}}}\n```'))
             body = "\n".join("r" * rng.randint(0, 120) for _ in range(rng.randint(0, 60)))
+            body = result(body, step)
             history.append(HumanMessage(body, additional_kwargs={TEXT_RESULT_MARK: True}))
         else:
             ids = [f"c{step}_{n}" for n in range(rng.randint(1, 4))]
@@ -406,12 +461,13 @@ def _random_conversation(rng: random.Random) -> list[BaseMessage]:
                 lines = [
                     f"{call_id} " + "x" * rng.randint(0, 200) for _ in range(rng.randint(0, 80))
                 ]
-                history.append(ToolMessage("\n".join(lines), tool_call_id=call_id))
+                body = result("\n".join(lines), step)
+                history.append(ToolMessage(body, tool_call_id=call_id))
     return history
 
 
-def _trial(rng: random.Random) -> Trial:
-    history = _random_conversation(rng)
+def _trial(rng: random.Random, *, pruned: float = 0.0) -> Trial:
+    history = _random_conversation(rng, pruned=pruned)
     counter = MessageCounter(TokenEstimator(rng.uniform(2.0, 6.0)))
     total = counter.count_fn()(history)
     ceiling = max(int(total * rng.uniform(0.05, 1.3)), 2)
@@ -426,8 +482,9 @@ def _trial(rng: random.Random) -> Trial:
     )
     before = _snapshot(history)
     count = counter.count_fn(extra_chars=rng.randint(0, 500))
-    result = fit_messages(history, plan=plan, count=count, keep_steps=rng.randint(0, 3))
-    return Trial(history, before, plan, result, count)
+    keep = rng.randint(0, 3)
+    result = fit_messages(history, plan=plan, count=count, keep_steps=keep)
+    return Trial(history, before, plan, result, count, keep)
 
 
 def _pairs_ok(view: list[BaseMessage]) -> bool:
@@ -448,6 +505,13 @@ def _pairs_ok(view: list[BaseMessage]) -> bool:
 def step_random(context: Context, count: int) -> None:
     rng = random.Random(20240604)
     context.budget_trim_trials = [_trial(rng) for _ in range(count)]
+    assert len(context.budget_trim_trials) == count
+
+
+@when("{count:d} seeded random conversations with pruned results are fitted for trimming")
+def step_random_pruned(context: Context, count: int) -> None:
+    rng = random.Random(20240605)
+    context.budget_trim_trials = [_trial(rng, pruned=0.4) for _ in range(count)]
     assert len(context.budget_trim_trials) == count
 
 
@@ -500,3 +564,60 @@ def step_random_passes(context: Context) -> None:
     assert seen == {1, 2, 3}, seen
     assert 0 < overs < len(context.budget_trim_trials)
     assert 0 < untouched < len(context.budget_trim_trials)
+
+
+def _results_by_step(trial: Trial) -> list[tuple[int, int]]:
+    """``(index, step)`` of every result of ``trial``'s history; the step is its AI index."""
+    found, step = [], -1
+    for index, message in enumerate(trial.history):
+        if isinstance(message, AIMessage):
+            step = index
+        elif is_tool_result(message):
+            found.append((index, step))
+    return found
+
+
+def _done_with(trial: Trial, index: int) -> bool:
+    """Whether result ``index`` is trimmed in the view, or could not be made shorter."""
+    original, message = trial.history[index], trial.result.messages[index]
+    return is_trimmed(message) or trial.count([original]) <= trial.count([trim_result(original)])
+
+
+@then("every trimming view trimmed a pruned result only after the raw results of older steps")
+def step_random_raw_first(context: Context) -> None:
+    for trial in context.budget_trim_trials:
+        results = _results_by_step(trial)
+        newest = max((step for _, step in results), default=None)
+        view = trial.result.messages
+        if any(is_trimmed(view[i]) and is_pruned(trial.history[i]) for i, _ in results):
+            for index, step in results:
+                if step != newest and not is_pruned(trial.history[index]):
+                    assert _done_with(trial, index), (index, trial.result)
+
+
+@then("every trimming view trimmed the newest step only after every older result")
+def step_random_newest_last(context: Context) -> None:
+    for trial in context.budget_trim_trials:
+        results = _results_by_step(trial)
+        newest = max((step for _, step in results), default=None)
+        view = trial.result.messages
+        newest_trimmed = [i for i, step in results if step == newest and is_trimmed(view[i])]
+        if trial.keep_steps == 0:  # the first pass may take the newest step's raw results
+            newest_trimmed = [i for i in newest_trimmed if is_pruned(trial.history[i])]
+        if newest_trimmed:
+            for index, step in results:
+                if step != newest:
+                    assert _done_with(trial, index), (index, trial.result)
+
+
+@then("the random pruned conversations both trimmed and spared pruned results")
+def step_random_spared(context: Context) -> None:
+    trimmed = spared = 0
+    for trial in context.budget_trim_trials:
+        pairs = zip(trial.history, trial.result.messages, strict=True)
+        pruned = [(o, m) for o, m in pairs if is_tool_result(o) and is_pruned(o)]
+        trimmed += any(is_trimmed(m) for _, m in pruned)
+        spared += trial.result.trimmed > 0 and any(
+            m is o and trial.count([o]) > trial.count([trim_result(o)]) for o, m in pruned
+        )
+    assert trimmed > 10 and spared > 10, (trimmed, spared)

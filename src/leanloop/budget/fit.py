@@ -6,16 +6,30 @@ rebuilds the view before every request. Nothing is dropped, so a tool call and i
 can never be separated, and system, human and AI messages are never altered.
 
 Trimming runs only when the estimate is over the ceiling, and then in three passes, each
-oldest first, each stopping as soon as the estimate is at or under the trim target:
+oldest first, each stopping as soon as the estimate is at or under its goal:
 
-1. results of steps older than the ``keep_steps`` most recent,
-2. results of any step but the newest,
-3. any result.
+1. raw results of steps older than the ``keep_steps`` most recent, down to the trim target;
+2. raw results of any step but the newest, down to the trim target; then pruned results of
+   any step but the newest, only as far as the ceiling;
+3. only when no pruned result of an older step was spared: the newest step's results,
+   raw ones down to the trim target, pruned ones only as far as the ceiling.
 
 A *step* is an AI message and the results that follow it. A *result* is a
 ``ToolMessage``, or a human message marked ``additional_kwargs["leanloop_tool_result"]``
 (how text mode hands a result back). A trimmed result keeps its first line, so the model
 still knows what it asked for, and says how to get the rest back.
+
+A *pruned* result is the extract the pruning pass made of a tool output (its text holds a
+line starting with ``[PRUNE_INFO_START]``); any other result is *raw*. The trim target
+is headroom, so that trimming is not needed again a step later, and only raw results pay
+for it. A pruned result is already small and holds exactly the lines the model asked
+for; trimming it saves little (a few hundred characters) and keeps nothing useful (its
+first line is the marker), so it is trimmed only when the request would otherwise stay
+over the ceiling. For the same reason the newest step, whose results the model has not
+seen yet, is not trimmed for headroom while an older pruned result was spared. (On the
+context suite at 4,096 tokens, trimming every result oldest first down to the target cut
+five pruned pages, 130-170 tokens saved each, two of them holding answers the reader
+then could not give.)
 """
 
 from __future__ import annotations
@@ -28,6 +42,7 @@ from dataclasses import dataclass
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 from leanloop.budget.plan import ContextPlan
+from leanloop.pruning.markers import INFO_START
 
 __all__ = [
     "TEXT_RESULT_MARK",
@@ -35,6 +50,7 @@ __all__ = [
     "TRIM_NOTE",
     "FitResult",
     "fit_messages",
+    "is_pruned",
     "is_tool_result",
     "is_trimmed",
     "trim_result",
@@ -91,6 +107,15 @@ def is_trimmed(message: BaseMessage) -> bool:
     return bool(message.response_metadata.get(TRIMMED_MARK))
 
 
+def is_pruned(message: BaseMessage) -> bool:
+    """Whether the result ``message`` holds a pruned output (a line starts the INFO block).
+
+    A text-mode turn counts as pruned when any of its results is.
+    """
+    text = message.text
+    return text.startswith(INFO_START) or f"\n{INFO_START}" in text
+
+
 def fit_messages(
     messages: Sequence[BaseMessage],
     *,
@@ -137,20 +162,33 @@ def fit_messages(
     ordered = sorted(set(steps.values()))
     kept = set(ordered[-keep_steps:]) if keep_steps else set()
     newest = ordered[-1:]
-    pass_rules: tuple[Callable[[int], bool], ...] = (
-        lambda step: step not in kept,
-        lambda step: step not in newest,
-        lambda _step: True,
+    whole = [i for i in steps if not is_trimmed(view[i])]
+    pruned = {i for i in whole if is_pruned(view[i])}
+    target, ceiling = plan.trim_target, plan.ceiling
+    # (pass, which results, how far): raw results pay for the headroom down to the trim
+    # target; pruned ones are trimmed only to get under the ceiling (module docstring).
+    stages: tuple[tuple[int, Callable[[int], bool], int], ...] = (
+        (1, lambda i: i not in pruned and steps[i] not in kept, target),
+        (2, lambda i: i not in pruned and steps[i] not in newest, target),
+        (2, lambda i: i in pruned and steps[i] not in newest, ceiling),
+        (3, lambda i: i not in pruned, target),
+        (3, lambda i: i in pruned, ceiling),
     )
-    trimmed, passes = kept_trims, []
-    for number, rule in enumerate(pass_rules, start=1):
-        if estimate <= plan.trim_target:
+    trimmed, passes, spared = kept_trims, [], False
+    for number, rule, goal in stages:
+        # A raw stage that reaches its goal (the target) ends the loop, so results left
+        # whole are pruned ones spared at the ceiling: then the newest step is spared too.
+        if estimate <= target or (number == 3 and spared):
             break
-        candidates = [i for i, step in steps.items() if rule(step) and not is_trimmed(view[i])]
-        done, estimate = _trim_oldest_first(view, candidates, count, estimate, plan.trim_target)
+        candidates = [i for i in whole if rule(i) and not is_trimmed(view[i])]
+        done, estimate, left = _trim_oldest_first(
+            view, candidates, count, estimate, goal, measure=goal == ceiling
+        )
+        spared = spared or left
         if done:
             trimmed += done
-            passes.append(number)
+            if number not in passes:
+                passes.append(number)
     after = count(view) if trimmed else before
     return FitResult(view, before, after, trimmed, tuple(passes), after > plan.ceiling)
 
@@ -168,13 +206,29 @@ def _step_of_each_result(view: Sequence[BaseMessage]) -> dict[int, int]:
 
 
 def _trim_oldest_first(
-    view: list[BaseMessage], candidates: list[int], count: Count, estimate: int, target: int
-) -> tuple[int, int]:
-    """Trim ``view[i]`` for each candidate in order until ``estimate`` reaches ``target``."""
-    done = 0
+    view: list[BaseMessage],
+    candidates: list[int],
+    count: Count,
+    estimate: int,
+    target: int,
+    *,
+    measure: bool = False,
+) -> tuple[int, int, bool]:
+    """Trim ``view[i]`` for each candidate in order until ``estimate`` reaches ``target``.
+
+    Savings are measured per message, and each may be a token off the view's own count
+    (both round up): the trim target's slack absorbs that, the ceiling has none, so with
+    ``measure`` the view is counted whole before stopping at ``target``.
+
+    Returns how many it trimmed, the new estimate, and whether candidates were left whole
+    because the target was reached first.
+    """
+    done, exact = 0, not measure
     for index in candidates:
+        if estimate <= target and not exact:
+            estimate, exact = count(view), True
         if estimate <= target:
-            break
+            return done, estimate, True
         original = view[index]
         copy = trim_result(original)
         saved = count([original]) - count([copy])
@@ -183,7 +237,8 @@ def _trim_oldest_first(
         view[index] = copy
         estimate -= saved
         done += 1
-    return done, estimate
+        exact = not measure
+    return done, estimate, False
 
 
 def trim_result(message: BaseMessage) -> BaseMessage:
