@@ -13,6 +13,7 @@ A keyword that cannot start its server fails with the reason; nothing is skipped
 from __future__ import annotations
 
 import json
+import logging
 import socket
 import sys
 from pathlib import Path
@@ -35,6 +36,28 @@ from leanloop.localmodel.model import is_verified
 from leanloop.localmodel.paths import cache_paths
 from leanloop.localmodel.pidfile import ServerRecord
 from leanloop.localmodel.server import ServerOptions, start_server, stop_server
+
+
+class _ExpectedWarnings(logging.Filter):
+    """Show leanloop's warnings as INFO lines of the Robot log, not as console WARNs.
+
+    The suites provoke them on purpose (small windows, refused tools, refusals for size);
+    they stay in ``log.html`` for a reader, and the test command's console stays quiet.
+    Errors are left alone.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        leanloop = record.name == "leanloop" or record.name.startswith("leanloop.")
+        if leanloop and record.levelno == logging.WARNING:
+            record.levelno, record.levelname = logging.INFO, "INFO"
+            record.msg = f"(leanloop warning) {record.msg}"
+        return True
+
+
+# Records of child loggers skip the parent logger's filters, so the filter sits on the
+# handlers Robot installed on the root logger.
+for _handler in logging.getLogger().handlers:
+    _handler.addFilter(_ExpectedWarnings())
 
 
 class ServerLibrary:
