@@ -134,7 +134,7 @@ Qwen Prunes Its Own read_file Result Or Falls Back Cleanly
     Should Contain Any    ${report}[stop_reason]    answer    max_rounds    budget_exhausted
     ${reads}=    Evaluate    [c for c in $report["tool_calls"] if c["name"] == "read_file"]
     IF    not $reads
-        Log    Qwen did not call read_file; the run still finished with an answer.    WARN
+        Log    Qwen did not call read_file; the run still finished with an answer.    console=True
     ELSE
         Read File Result Should Be Pruned Or Raw    ${run}    ${reads}[0]
     END
@@ -176,6 +176,6 @@ Read File Result Should Be Pruned Or Raw
     ELSE
         Should Not Start With    ${text}    [PRUNE_INFO_START]
         Should Be True    ${call}[chars_out] <= ${call}[chars_raw]
-        Log    pruning fell back or was skipped; the tool message is the raw output    WARN
+        Log    pruning fell back or was skipped; the tool message is the raw output    console=True
     END
     Should Not Contain    ${text}    Traceback
