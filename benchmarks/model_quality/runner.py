@@ -25,7 +25,14 @@ from leanloop.localmodel import MODEL_ALIAS
 from leanloop.spec import load_specs_from_dict
 from leanloop.tools import workspace_tools
 
-__all__ = ["SYSTEM_PROMPT", "TaskResult", "Variant", "help_switched_off", "run_task"]
+__all__ = [
+    "SYSTEM_PROMPT",
+    "TaskResult",
+    "Variant",
+    "calls_run_twice",
+    "help_switched_off",
+    "run_task",
+]
 
 Variant = Literal["leanloop", "leanloop-off", "create_agent"]
 """``leanloop``: the defaults; ``leanloop-off``: this issue's help switched off (see
@@ -164,17 +171,10 @@ async def _run_leanloop(
     result.steps = report["steps"]
     result.input_tokens = sum(r["input_tokens"] or 0 for r in report["requests"])
     result.output_tokens = sum(r["output_tokens"] or 0 for r in report["requests"])
-    ran: list[tuple[str, str]] = []
+    result.repeats_executed = len(calls_run_twice(report["tool_calls"]))
     for call in report["tool_calls"]:
-        key = (call["name"], json.dumps(call["args"], sort_keys=True))
-        by_model = call["step"] > 0
-        if call["repeated"]:
-            result.repeats_caught += 1
-        elif key in ran:
-            result.repeats_executed += 1
-        if not call["repeated"]:
-            ran.append(key)
-        if by_model:
+        result.repeats_caught += bool(call["repeated"])
+        if call["step"] > 0:  # a call the model wrote (step 0 is the prefetch)
             result.calls += 1
             result.repaired_calls += bool(call["repaired"])
             ok_as_written = call["ok"] and not call["repaired"] and not call["repeated"]
@@ -214,6 +214,20 @@ async def _run_create_agent(
         result.error = "no answer within the round limit"
         return
     _read_messages(task, result, messages)
+
+
+def calls_run_twice(tool_calls: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The calls of a run report that ran although an identical call had run before."""
+    seen: set[str] = set()
+    twice: list[Mapping[str, Any]] = []
+    for call in tool_calls:
+        if call["repeated"]:  # answered from memory, not run
+            continue
+        key = json.dumps([call["name"], call["args"]], sort_keys=True, default=str)
+        if key in seen:
+            twice.append(call)
+        seen.add(key)
+    return twice
 
 
 def _read_messages(task: QualityTask, result: TaskResult, messages: Sequence[BaseMessage]) -> None:

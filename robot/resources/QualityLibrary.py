@@ -16,7 +16,7 @@ sys.path.insert(0, str(_ROOT))
 sys.path.insert(0, str(Path(__file__).parent))
 
 from aio import run  # noqa: E402
-from benchmarks.model_quality.runner import run_task  # noqa: E402
+from benchmarks.model_quality.runner import calls_run_twice, run_task  # noqa: E402
 from benchmarks.model_quality.tasks import TASKS, write_workspace  # noqa: E402
 
 
@@ -48,17 +48,10 @@ class QualityLibrary:
 
     def no_call_should_have_run_twice(self, report: dict[str, Any]) -> None:
         """Fail when two calls that ran (not answered from memory) are identical."""
-        seen: dict[str, int] = {}
-        for call in report["tool_calls"]:
-            if call["repeated"]:
-                continue
-            key = repr((call["name"], sorted(call["args"].items())))
-            if key in seen:
-                raise AssertionError(
-                    f"{call['name']}({call['args']}) ran at step {seen[key]} and again at "
-                    f"step {call['step']}"
-                )
-            seen[key] = call["step"]
+        twice = calls_run_twice(report["tool_calls"])
+        if twice:
+            shown = ", ".join(f"{c['name']}({c['args']}) at step {c['step']}" for c in twice)
+            raise AssertionError(f"identical calls ran again: {shown}")
 
     def report_should_count_its_repairs(self, report: dict[str, Any]) -> int:
         """Fail unless ``repaired_calls`` matches the calls marked repaired, each explained.

@@ -141,8 +141,9 @@ class AgentLoop:
                 (after LangChain's own retries); nothing half-done stays in the history.
         """
         question = next((m for m in reversed(messages) if isinstance(m, HumanMessage)), None)
-        with request_naming(question.text if question else "", self.spec.workspace) as named:
-            run = await self._start(messages, config, named)
+        text = question.text if question else ""
+        with request_naming(text, self.spec.workspace) as named:
+            run = await self._start(messages, config, question=text, named=named)
             run.on_text = on_text
             return await self._drive(run)
 
@@ -176,6 +177,8 @@ class AgentLoop:
         self,
         messages: Sequence[BaseMessage],
         config: RunnableConfig,
+        *,
+        question: str,
         named: Callable[[], list[str]],
     ) -> _Run:
         report = RunReport()
@@ -217,8 +220,7 @@ class AgentLoop:
             opening, report, budget, protocol, runner, config, base_system=base, profile=profile
         )
         run.guard = guard
-        question = next((m for m in reversed(opening) if isinstance(m, HumanMessage)), None)
-        run.question = question.text if question else ""
+        run.question = question
         _install_system(run)
         await self._prefetch(run, named)
         return run
@@ -547,10 +549,8 @@ def _result_messages(
 
 
 def _is_answer_turn(run: _Run) -> bool:
-    """Text mode, a profile with answer turns, and tool results last in the history."""
-    if not run.profile.answer_turn or run.protocol.mode != "text" or not run.history:
-        return False
-    return bool(run.history[-1].additional_kwargs.get(_ANSWER_TURN))
+    """Whether the history ends with a result turn marked by :func:`_result_messages`."""
+    return bool(run.history) and bool(run.history[-1].additional_kwargs.get(_ANSWER_TURN))
 
 
 def _install_system(run: _Run) -> None:

@@ -74,8 +74,6 @@ class RunReport:
     overflow_recoveries: int = 0
     repeated_calls: int = 0
     """Identical calls answered from memory instead of being run again."""
-    repaired_calls: int = 0
-    """Calls that ran only after a repair (see ``ToolCallRecord.repaired``)."""
     prefetched: list[str] = field(default_factory=list)
     """Workspace files named in the request and read before the first step."""
     prompt_profile: str = "default"
@@ -87,6 +85,7 @@ class RunReport:
     def to_dict(self) -> dict[str, Any]:
         """Return the report as a JSON-ready dict (the documented field names)."""
         data = asdict(self)
+        data["repaired_calls"] = self.repaired_calls
         for request in data["requests"]:
             request["reported_input_tokens"] = request["input_tokens"]
         return data
@@ -100,3 +99,8 @@ class RunReport:
     def output_tokens(self) -> int:
         """Total reply tokens the server reported over the run."""
         return sum(r.output_tokens or 0 for r in self.requests)
+
+    @property
+    def repaired_calls(self) -> int:
+        """Calls that ran only after a repair (see ``ToolCallRecord.repaired``)."""
+        return sum(call.repaired for call in self.tool_calls)

@@ -141,8 +141,6 @@ class ToolRunner:
             repaired_from=outcome.repaired_from,
             notes=list(outcome.notes),
         )
-        if outcome.repaired:
-            self.report.repaired_calls += 1
         if self.guard is not None:
             self.guard.remember(call["name"], args, step=step, result=capped, ok=outcome.ok)
         return CallResult(call, capped, outcome.ok), record

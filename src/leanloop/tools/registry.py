@@ -73,8 +73,8 @@ class ToolOutcome:
             dropped arguments, what the tool itself repaired (a path), capping.
         repaired_from: The tool name as the model wrote it, when the registry repaired
             it and ran ``name`` instead; ``None`` otherwise.
-        repaired: Whether anything about the call was mended to run it: the tool
-            name, arguments read under another name, coerced or dropped, a missing
+        repaired: Whether the call ran only after something about it was mended: the
+            tool name, arguments read under another name, coerced or dropped, a missing
             path replaced by the one the request names.
     """
 
@@ -255,7 +255,7 @@ class ToolRegistry:
             len(full),
             tuple(notes),
             repaired_from=draft.repaired_from,
-            repaired=bool(draft.repaired_from or draft.shown or draft.told or draft.dropped),
+            repaired=ran and bool(draft.repaired_from or shown or draft.told or draft.dropped),
         )
 
 
