@@ -34,9 +34,9 @@ from leanloop.budget import (
     Window,
     fit_messages,
 )
-from leanloop.config import AgentSpec, ModelSpec
-from leanloop.context import Prepared, RunBudget
+from leanloop.budget.run import Prepared, RunBudget
 from leanloop.report import RunReport
+from leanloop.spec.types import AgentSpec, ModelSpec
 from leanloop.testing import ScriptedChatModel
 
 __all__ = [

@@ -15,7 +15,7 @@ from langchain_core.tools import BaseTool, StructuredTool
 
 from benchmarks.bench_fixtures import quiet_logs
 from leanloop.agent import LLMAgent
-from leanloop.config import AgentSpec, ModelSpec
+from leanloop.spec.types import AgentSpec, ModelSpec
 from leanloop.testing import ScriptedChatModel
 
 STEPS = 200

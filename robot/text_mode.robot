@@ -58,7 +58,7 @@ An Auto Agent Falls Back To Text When The Server Refuses Tools
     ...    system prompt, the model calls read_file in a ```tool block, the result comes back
     ...    as a user turn, and the run answers. Fails today: through openai 3.x the error
     ...    text is "Error code: 400 - tools param requires --jinja flag", which
-    ...    `leanloop.modes.is_tools_refusal` does not recognise (no "requires" in its pattern).
+    ...    `leanloop.protocol.modes.is_tools_refusal` does not recognise (no "requires" in its pattern).
     ${folder}=    Workspace With Notes    ${TEMPDIR}${/}text-mode-fallback
     ${file}=    Write Text Mode Agents File    ${folder}    ${SCRIPTED_URL}    ${SYSTEM}
     ...    tool_mode=auto    model=scripted-model
@@ -81,7 +81,7 @@ An Auto Agent Falls Back To Text When The Server Refuses Tools
 An Auto Agent Falls Back To Text When The Server Refuses Tools As llama.cpp Really Does
     [Documentation]    llama-server without `--jinja` refuses `tools` with HTTP 500 `server_error`
     ...    (measured against the real binary); the openai client retries a 500 twice, so three
-    ...    refusals are queued. Fails today: `leanloop.modes.is_tools_refusal` accepts only
+    ...    refusals are queued. Fails today: `leanloop.protocol.modes.is_tools_refusal` accepts only
     ...    status 400, so the run fails instead of falling back.
     ${folder}=    Workspace With Notes    ${TEMPDIR}${/}text-mode-fallback-500
     ${file}=    Write Text Mode Agents File    ${folder}    ${SCRIPTED_URL}    ${SYSTEM}

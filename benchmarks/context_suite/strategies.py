@@ -46,7 +46,7 @@ from benchmarks.context_suite.reference import count_messages
 from benchmarks.context_suite.tasks import Task
 from leanloop.agent import LLMAgent
 from leanloop.budget import ContextPlan
-from leanloop.config import AgentSpec, ModelSpec
+from leanloop.spec.types import AgentSpec, ModelSpec
 
 __all__ = [
     "MAX_ROUNDS",

@@ -20,8 +20,8 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from benchmarks.local_server import local_chat_model
 from benchmarks.model_quality.tasks import QualityTask
 from leanloop.agent import LLMAgent
-from leanloop.guard import CallGuard
 from leanloop.localmodel import MODEL_ALIAS
+from leanloop.loop.guard import CallGuard
 from leanloop.spec import load_specs_from_dict
 from leanloop.tools import workspace_tools
 

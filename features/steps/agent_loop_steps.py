@@ -12,7 +12,7 @@ from support.agents import ToolLog, scripted_agent
 from support.aio import run
 
 from leanloop.exceptions import LeanloopError, ModelError
-from leanloop.prompts import FINAL_ANSWER_PROMPT
+from leanloop.loop.prompts import FINAL_ANSWER_PROMPT
 
 
 def _reply(cell: str) -> Any:

@@ -24,12 +24,11 @@ from leanloop.budget import (
     MessageCounter,
     TokenEstimator,
     fit_messages,
-    is_tool_result,
     is_trimmed,
     trim_result,
 )
-from leanloop.budget.fit import TEXT_RESULT_MARK, is_pruned
-from leanloop.pruning import format_pruned
+from leanloop.protocol import TEXT_RESULT_MARK, is_tool_result
+from leanloop.pruning import format_pruned, is_pruned
 
 
 def _plan(ceiling: int, target: int) -> ContextPlan:

@@ -29,7 +29,6 @@ from leanloop.localmodel.install import SetupOptions, setup_local_model
 from leanloop.localmodel.model import QWEN_CODER_05B, ModelPart, ModelPin, assemble_model
 from leanloop.localmodel.paths import CachePaths, cache_paths
 from leanloop.localmodel.pidfile import ServerRecord, process_alive, read_record, write_record
-from leanloop.localmodel.report_table import format_report
 from leanloop.localmodel.server import (
     TEMPLATE_FILE,
     ServerOptions,
@@ -39,6 +38,7 @@ from leanloop.localmodel.server import (
     start_server,
     stop_server,
 )
+from leanloop.report import format_report
 
 FAKE_SERVER = """#!{python}
 import argparse, json, os, signal, sys

@@ -29,9 +29,9 @@ from leanloop import events
 from leanloop.agent import LLMAgent
 from leanloop.budget import ContextPlan
 from leanloop.budget.fit import TRIM_NOTE, is_trimmed
-from leanloop.config import AgentSpec, ModelSpec
 from leanloop.events import EventRecorder
-from leanloop.prompts import FINAL_ANSWER_PROMPT, SYNTHESIS_PROMPT
+from leanloop.loop.prompts import FINAL_ANSWER_PROMPT, SYNTHESIS_PROMPT
+from leanloop.spec.types import AgentSpec, ModelSpec
 from leanloop.testing import ScriptedChatModel
 from leanloop.tools.loader import build_tools
 

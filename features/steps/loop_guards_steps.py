@@ -13,8 +13,8 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage, To
 from support.aio import run
 
 from leanloop.agent import LLMAgent
-from leanloop.config import AgentSpec, ModelSpec
-from leanloop.prefetch import mentioned_paths
+from leanloop.loop.prefetch import mentioned_paths
+from leanloop.spec.types import AgentSpec, ModelSpec
 from leanloop.testing import ScriptedChatModel
 from leanloop.tools import workspace_tools
 

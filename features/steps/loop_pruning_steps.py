@@ -32,10 +32,10 @@ from support.aio import run
 from support.logs import capture_logs
 
 from leanloop.agent import LLMAgent
-from leanloop.config import AgentSpec, ModelSpec
 from leanloop.events import PRUNED
 from leanloop.pruning import META_ARGS
 from leanloop.spec import load_specs
+from leanloop.spec.types import AgentSpec, ModelSpec
 from leanloop.testing import ScriptedChatModel
 from leanloop.textcap import cap_text
 from leanloop.tools.workspace import workspace_tools

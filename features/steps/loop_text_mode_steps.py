@@ -39,13 +39,12 @@ from support.aio import run
 from support.logs import capture_logs
 
 from leanloop.agent import LLMAgent
-from leanloop.budget.fit import is_tool_result
-from leanloop.config import AgentSpec, ModelSpec, ToolMode
 from leanloop.events import TOOL_MODE_CHANGED
 from leanloop.exceptions import LeanloopError, ModelError
-from leanloop.modes import is_tools_refusal
-from leanloop.prompts import FINAL_ANSWER_PROMPT
-from leanloop.protocol import TOOL_RESULTS_ARE_DATA, format_tool_call
+from leanloop.loop.prompts import FINAL_ANSWER_PROMPT
+from leanloop.protocol import TOOL_RESULTS_ARE_DATA, format_tool_call, is_tool_result
+from leanloop.protocol.modes import is_tools_refusal
+from leanloop.spec.types import AgentSpec, ModelSpec, ToolMode
 from leanloop.testing import ScriptedChatModel
 from leanloop.tools.loader import build_tools
 
@@ -374,7 +373,7 @@ def step_ask(context: Context, question: str) -> None:
 def _why_no_fallback(what: str, cause: BaseException | None) -> str:
     if cause is not None and not is_tools_refusal(cause):
         return (
-            f"leanloop.modes.is_tools_refusal does not recognise the refusal of {what!r}, "
+            f"leanloop.protocol.modes.is_tools_refusal does not recognise the refusal of {what!r}, "
             "so auto mode did not fall back to text"
         )
     return (

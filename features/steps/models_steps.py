@@ -8,9 +8,9 @@ from typing import Any
 from behave import then, when
 from behave.runner import Context
 
-from leanloop.config import ModelSpec, SourceLocation
 from leanloop.exceptions import SpecError
 from leanloop.models import build_chat_model
+from leanloop.spec.types import ModelSpec, SourceLocation
 
 
 def _build(context: Context, spec: ModelSpec) -> None:

@@ -25,6 +25,7 @@ from pydantic import PrivateAttr
 from support.aio import run
 from support.logs import capture_logs
 
+from leanloop.protocol import question_of
 from leanloop.pruning import (
     RESERVED_MARKERS,
     PruneOutcome,
@@ -603,7 +604,8 @@ def step_long_conversation(context: Context, request: int, reasoning: int) -> No
 
 @when("the pruning task context is taken from the conversation")
 def step_task_context(context: Context) -> None:
-    context.pruning_task_context = task_context_from(context.pruning_messages)
+    messages = context.pruning_messages
+    context.pruning_task_context = task_context_from(messages, question=question_of(messages))
 
 
 @then('the pruning task context contains "{text}"')

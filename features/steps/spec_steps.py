@@ -14,9 +14,9 @@ from behave.runner import Context
 from jsonschema import Draft202012Validator
 from support.logs import capture_logs
 
-from leanloop.config import AgentSpec
 from leanloop.exceptions import SpecError
 from leanloop.spec import agent_schema, load_specs, load_specs_from_dict, load_specs_from_text
+from leanloop.spec.types import AgentSpec
 
 # ---- set-up ---------------------------------------------------------------------------
 

@@ -9,7 +9,7 @@ from typing import Any
 from langchain_core.tools import BaseTool, StructuredTool
 
 from leanloop.agent import LLMAgent
-from leanloop.config import AgentSpec, ModelSpec
+from leanloop.spec.types import AgentSpec, ModelSpec
 from leanloop.testing import ScriptedChatModel
 
 

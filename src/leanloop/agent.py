@@ -21,14 +21,14 @@ from langchain_core.runnables import RunnableConfig, RunnableSerializable
 from langchain_core.tools import BaseTool
 from pydantic import ConfigDict
 
-from leanloop.config import AgentSpec
 from leanloop.exceptions import SpecError, SpecIssue
 from leanloop.inputs import AgentInput, opening_messages
 from leanloop.loop import AgentLoop, TextSink
+from leanloop.loop.prefetch import requested_paths
+from leanloop.loop.profiles import pick_profile
 from leanloop.models import build_chat_model
-from leanloop.prefetch import requested_paths
-from leanloop.profiles import pick_profile
 from leanloop.spec import load_specs
+from leanloop.spec.types import AgentSpec
 from leanloop.tools.loader import build_tools
 from leanloop.tools.registry import ToolRegistry
 from leanloop.tools.workspace import workspace_path_exists

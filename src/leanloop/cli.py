@@ -68,10 +68,8 @@ def _parser() -> argparse.ArgumentParser:
     window.add_argument("--agent", help="only this agent")
     window.set_defaults(handler=_window)
 
-    try:
-        from leanloop.localmodel.cli import register  # noqa: PLC0415
-    except ImportError:  # pragma: no cover - the local model commands are optional extras
-        return parser
+    from leanloop.localmodel.cli import register  # noqa: PLC0415 - keep `--help` fast
+
     register(sub)
     return parser
 
@@ -102,7 +100,7 @@ def _run(args: argparse.Namespace) -> int:
 def _window(args: argparse.Namespace) -> int:
     from leanloop.agent import LLMAgent, load_agents  # noqa: PLC0415
     from leanloop.budget import ContextPlan  # noqa: PLC0415
-    from leanloop.context import resolve_window  # noqa: PLC0415
+    from leanloop.budget.run import resolve_window  # noqa: PLC0415
 
     agents = load_agents(args.file)
     if args.agent is not None:

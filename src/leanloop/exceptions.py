@@ -5,7 +5,8 @@ Every error leanloop raises on purpose derives from :class:`LeanloopError`::
     LeanloopError
     ├── SpecError            a configuration file is wrong (all problems, located)
     ├── ModelError           a request to a chat model failed after LangChain's retries
-    │   └── ContextOverflowError   the provider refused a request for its size
+    │   ├── ContextOverflowError   a provider's refusal for size, as parsed (``Overflow.to_error``)
+    │   └── RunFailed             a run could not go on; carries the partial report
     ├── ToolError            a tool could not be built or loaded (never raised mid-run)
     └── LocalModelError      the embedded llama.cpp server could not be set up or run
 
@@ -16,12 +17,17 @@ message to the model (see ``leanloop.tools.registry``).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from leanloop.report import RunReport
 
 __all__ = [
     "ContextOverflowError",
     "LeanloopError",
     "LocalModelError",
     "ModelError",
+    "RunFailed",
     "SpecError",
     "SpecIssue",
     "ToolError",
@@ -85,6 +91,22 @@ class ContextOverflowError(ModelError):
         super().__init__(message)
         self.prompt_tokens = prompt_tokens
         self.window = window
+
+
+class RunFailed(ModelError):
+    """A run could not go on: a request to the model failed for a reason other than size.
+
+    Nothing half-done stays in the history. ``report`` holds what the run did up to
+    the failure (requests, tool calls, the context events), so a caller can still show
+    or store it.
+
+    Attributes:
+        report: The partial run report.
+    """
+
+    def __init__(self, message: str, *, report: RunReport) -> None:
+        super().__init__(message)
+        self.report = report
 
 
 class ToolError(LeanloopError):

@@ -1,4 +1,4 @@
-"""Build LangChain chat models from :class:`~leanloop.config.ModelSpec` values.
+"""Build LangChain chat models from :class:`~leanloop.spec.types.ModelSpec` values.
 
 ``openai`` → ``ChatOpenAI``; ``openai-compatible`` → ``ChatOpenAI`` with ``base_url`` and
 ``stream_usage=True`` (llama.cpp, LM Studio, vLLM report usage only when asked);
@@ -13,8 +13,8 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 
 from leanloop._imports import ImportPathError, import_object
-from leanloop.config import ModelSpec
 from leanloop.exceptions import SpecError, SpecIssue
+from leanloop.spec.types import ModelSpec
 
 __all__ = ["build_chat_model"]
 

@@ -20,8 +20,6 @@ from leanloop.budget.fit import (
     TRIM_NOTE,
     FitResult,
     fit_messages,
-    is_pruned,
-    is_tool_result,
     is_trimmed,
     trim_result,
 )
@@ -55,8 +53,6 @@ __all__ = [
     "default_resolver",
     "estimator_for",
     "fit_messages",
-    "is_pruned",
-    "is_tool_result",
     "is_trimmed",
     "message_chars",
     "parse_overflow",

@@ -39,19 +39,17 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage
 
 from leanloop.budget.plan import ContextPlan
-from leanloop.pruning.markers import INFO_START
+from leanloop.protocol.marks import is_tool_result
+from leanloop.pruning.markers import is_pruned
 
 __all__ = [
-    "TEXT_RESULT_MARK",
     "TRIMMED_MARK",
     "TRIM_NOTE",
     "FitResult",
     "fit_messages",
-    "is_pruned",
-    "is_tool_result",
     "is_trimmed",
     "trim_result",
 ]
@@ -59,7 +57,6 @@ __all__ = [
 TRIM_NOTE = "[trimmed to save context — run the tool again if you need it]"
 TRIMMED_MARK = "leanloop_trimmed"
 """Key set to ``True`` in a trimmed copy's ``response_metadata``."""
-TEXT_RESULT_MARK = "leanloop_tool_result"
 """Key in a human message's ``additional_kwargs`` marking a text-mode tool result."""
 FIRST_LINE_MAX = 160
 
@@ -93,27 +90,9 @@ class FitResult:
         return self.tokens_before - self.tokens_after
 
 
-def is_tool_result(message: BaseMessage) -> bool:
-    """Whether ``message`` is a tool result (native, or a marked text-mode turn)."""
-    if isinstance(message, ToolMessage):
-        return True
-    return isinstance(message, HumanMessage) and bool(
-        message.additional_kwargs.get(TEXT_RESULT_MARK)
-    )
-
-
 def is_trimmed(message: BaseMessage) -> bool:
     """Whether ``message`` is already a trimmed copy."""
     return bool(message.response_metadata.get(TRIMMED_MARK))
-
-
-def is_pruned(message: BaseMessage) -> bool:
-    """Whether the result ``message`` holds a pruned output (a line starts the INFO block).
-
-    A text-mode turn counts as pruned when any of its results is.
-    """
-    text = message.text
-    return text.startswith(INFO_START) or f"\n{INFO_START}" in text
 
 
 def fit_messages(

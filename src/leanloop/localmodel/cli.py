@@ -18,8 +18,8 @@ from leanloop.exceptions import LeanloopError
 from leanloop.localmodel.demo import DEMO_QUESTION, run_demo
 from leanloop.localmodel.install import setup_local_model
 from leanloop.localmodel.paths import DEFAULT_CTX_SIZE, DEFAULT_PORT, cache_paths
-from leanloop.localmodel.report_table import format_report
 from leanloop.localmodel.server import ServerOptions, server_status, start_server, stop_server
+from leanloop.report import format_report
 
 __all__ = ["Handler", "register"]
 

@@ -13,7 +13,9 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+
+from leanloop.protocol.marks import text_result_turn
 
 __all__ = [
     "TOOL_RESULTS_ARE_DATA",
@@ -230,7 +232,7 @@ def flatten_tool_history(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
             results.append(format_tool_result(name, message.text))
             continue
         if results:
-            flat.append(HumanMessage(content="\n\n".join(results)))
+            flat.append(text_result_turn("\n\n".join(results)))
             results = []
         if isinstance(message, AIMessage) and message.tool_calls:
             for call in message.tool_calls:
@@ -240,7 +242,7 @@ def flatten_tool_history(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
         else:
             flat.append(message)
     if results:
-        flat.append(HumanMessage(content="\n\n".join(results)))
+        flat.append(text_result_turn("\n\n".join(results)))
     return flat
 
 

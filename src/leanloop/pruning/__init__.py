@@ -17,6 +17,7 @@ from leanloop.pruning.markers import (
     PruneParse,
     escape_reserved,
     format_pruned,
+    is_pruned,
     parse_prune_response,
     restore_reserved,
 )
@@ -43,6 +44,7 @@ __all__ = [
     "augment_tool_schemas",
     "escape_reserved",
     "format_pruned",
+    "is_pruned",
     "parse_prune_response",
     "restore_reserved",
     "split_meta_arguments",

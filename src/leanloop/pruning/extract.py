@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.runnables import RunnableConfig
 
 from leanloop.pruning.markers import (
@@ -431,24 +431,25 @@ def _one_line(text: str, limit: int) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
 
 
-def task_context_from(messages: Sequence[BaseMessage]) -> str:
-    """The task context for extraction: the user's request and the latest reasoning.
+def task_context_from(messages: Sequence[BaseMessage], *, question: str) -> str:
+    """The task context for extraction: the user's question and the latest reasoning.
 
     Args:
-        messages: The conversation so far.
+        messages: The conversation so far (read for the assistant's latest reasoning).
+        question: The user's current question, as the loop found it (the last human
+            turn of the input, so a multi-turn input is steered by its current turn).
 
     Returns:
-        The first human message's text and the latest non-empty AI message text (each
-        shortened), or ``""`` when there is neither.
+        The question and the latest non-empty AI message text (each shortened), or
+        ``""`` when there is neither.
     """
-    request = next((m for m in messages if isinstance(m, HumanMessage)), None)
     reasoning = next(
         (m for m in reversed(messages) if isinstance(m, AIMessage) and str(m.text).strip()),
         None,
     )
     parts = []
-    if request is not None and str(request.text).strip():
-        parts.append("The user asked: " + _head(str(request.text), _CONTEXT_CHARS))
+    if question.strip():
+        parts.append("The user asked: " + _head(question, _CONTEXT_CHARS))
     if reasoning is not None:
         # The end of the reasoning says what the model is about to look for.
         parts.append("The assistant's latest reasoning: " + _tail(str(reasoning.text)))

@@ -22,6 +22,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from langchain_core.messages import BaseMessage
+
 __all__ = [
     "INFO_END",
     "INFO_START",
@@ -32,6 +34,7 @@ __all__ = [
     "PruneParse",
     "escape_reserved",
     "format_pruned",
+    "is_pruned",
     "parse_prune_response",
     "restore_reserved",
 ]
@@ -52,6 +55,15 @@ _NAMES = r"PRUNE_(?:INFO|OUTPUT)_(?:START|END)\]"
 _ESCAPE = re.compile(r"\[(\\*" + _NAMES + ")")
 _RESTORE = re.compile(r"\[\\(\\*" + _NAMES + ")")
 _FENCE = re.compile(r"\s*(```|~~~)\S*\s*")
+
+
+def is_pruned(message: BaseMessage) -> bool:
+    """Whether the result ``message`` holds a pruned output (a line starts the INFO block).
+
+    A text-mode turn counts as pruned when any of its results is.
+    """
+    text = message.text
+    return text.startswith(INFO_START) or f"\n{INFO_START}" in text
 
 
 class PruneFormatError(ValueError):

@@ -18,12 +18,13 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, ToolCall
 from langchain_core.runnables import RunnableConfig
 
-from leanloop import events, prompts
-from leanloop.config import AgentSpec
-from leanloop.guard import CallGuard
+from leanloop import events
+from leanloop.loop import prompts
+from leanloop.loop.guard import CallGuard
 from leanloop.pruning import Pruner, PruneRequest, PruneSettings, split_meta_arguments
 from leanloop.pruning.extract import task_context_from
 from leanloop.report import RunReport, ToolCallRecord
+from leanloop.spec.types import AgentSpec
 from leanloop.textcap import cap_text
 from leanloop.tools.registry import ToolRegistry
 
@@ -69,8 +70,10 @@ class ToolRunner:
         report: RunReport,
         config: RunnableConfig,
         guard: CallGuard | None = None,
+        question: str = "",
     ) -> None:
         self.guard = guard
+        self.question = question
         self.spec = spec
         self.registry = registry
         self.pruner = pruner
@@ -89,7 +92,7 @@ class ToolRunner:
         """Run ``calls`` (the first ``max_parallel_tools``), in order of the calls."""
         limit = self.spec.max_parallel_tools
         accepted, dropped = list(calls[:limit]), list(calls[limit:])
-        context = task_context_from(history) if self.pruner else ""
+        context = task_context_from(history, question=self.question) if self.pruner else ""
         done = await asyncio.gather(
             *(self._one(call, step=step, context=context, cap=result_cap) for call in accepted)
         )

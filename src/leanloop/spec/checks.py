@@ -17,8 +17,8 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
 
 from leanloop._imports import ImportPathError, import_object, is_import_path
-from leanloop._spec_report import Problem, Reporter, did_you_mean
-from leanloop._yamlsource import KeyPath
+from leanloop.spec.issues import Problem, Reporter, did_you_mean
+from leanloop.spec.yamlsource import KeyPath
 from leanloop.tools.names import BUILTIN_TOOLS
 
 __all__ = ["resolve_workspace", "semantic_problems"]

@@ -11,9 +11,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from leanloop._yamlsource import KeyPath, Mark, Positions
-from leanloop.config import SourceLocation
 from leanloop.exceptions import SpecIssue
+from leanloop.spec.types import SourceLocation
+from leanloop.spec.yamlsource import KeyPath, Mark, Positions
 
 __all__ = ["HIDDEN", "Problem", "Reporter", "did_you_mean", "format_path"]
 

@@ -29,42 +29,38 @@ from langchain_core.messages import (
 from langchain_core.runnables import RunnableConfig
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
-from leanloop import events, prompts
+from leanloop import events
 from leanloop.budget import parse_overflow
-from leanloop.config import AgentSpec
-from leanloop.context import Prepared, RunBudget, resolve_window
-from leanloop.exceptions import ModelError
-from leanloop.guard import CallGuard, workspace_fingerprint
-from leanloop.modes import (
+from leanloop.budget.run import Prepared, RunBudget, resolve_window
+from leanloop.exceptions import RunFailed
+from leanloop.loop import prompts
+from leanloop.loop.guard import CallGuard, workspace_fingerprint
+from leanloop.loop.prefetch import request_naming
+from leanloop.loop.profiles import DEFAULT, PromptProfile, pick_profile
+from leanloop.loop.tool_round import CallResult, ToolRunner, make_pruner
+from leanloop.protocol import (
+    HoldBack,
     ReadCalls,
     ToolProtocol,
     answer_text,
+    flatten_tool_history,
+    format_tool_call,
     initial_mode,
     is_tools_refusal,
+    question_of,
     text_result_turn,
 )
-from leanloop.prefetch import request_naming
-from leanloop.profiles import DEFAULT, PromptProfile, pick_profile
-from leanloop.protocol import HoldBack, flatten_tool_history, format_tool_call
 from leanloop.pruning import augment_tool_schemas
 from leanloop.report import RequestRecord, RunReport, StopReason
-from leanloop.toolrun import CallResult, ToolRunner, make_pruner
+from leanloop.spec.types import AgentSpec
 from leanloop.tools.registry import ToolRegistry
 
-__all__ = ["AgentLoop", "RunFailed"]
+__all__ = ["AgentLoop", "TextSink"]
 
 _log = logging.getLogger(__name__)
 
 TextSink = Callable[[str], Awaitable[None]]
 """Where streamed answer text goes."""
-
-
-class RunFailed(ModelError):
-    """A request failed; ``report`` holds what the run did before it (history rolled back)."""
-
-    def __init__(self, message: str, *, report: RunReport) -> None:
-        super().__init__(message)
-        self.report = report
 
 
 class _StillTooLarge(Exception):
@@ -140,8 +136,7 @@ class AgentLoop:
             RunFailed: When a request to the model fails for a reason other than its size
                 (after LangChain's own retries); nothing half-done stays in the history.
         """
-        question = next((m for m in reversed(messages) if isinstance(m, HumanMessage)), None)
-        text = question.text if question else ""
+        text = question_of(messages)
         with request_naming(text, self.spec.workspace) as named:
             run = await self._start(messages, config, question=text, named=named)
             run.on_text = on_text
@@ -208,6 +203,7 @@ class AgentLoop:
             report=report,
             config=config,
             guard=guard,
+            question=question,
         )
         profile = pick_profile(self.spec.prompt_profile, self.spec.model.model)
         report.prompt_profile = profile.name
@@ -421,7 +417,7 @@ class AgentLoop:
         run.protocol.mode = "text"
         run.report.tool_mode = "text"
         # Only prefetched reads can be in the history yet: give them the text form.
-        run.history = _history_as_text(run.history)
+        run.history = flatten_tool_history(run.history)
         _install_system(run)
         run.report.events.append(
             f"step {run.step + 1}: server refused tools; switched to text mode"
@@ -559,15 +555,6 @@ def _install_system(run: _Run) -> None:
     rest = run.history[1:] if head is not None else run.history
     system = run.protocol.system_message(run.base_system)
     run.history = [system, *rest] if system is not None else list(rest)
-
-
-def _history_as_text(history: Sequence[BaseMessage]) -> list[BaseMessage]:
-    """``history`` with native tool calls and results in their text-mode form."""
-    kept = {id(m) for m in history}
-    return [
-        text_result_turn(m.text) if isinstance(m, HumanMessage) and id(m) not in kept else m
-        for m in flatten_tool_history(history)
-    ]
 
 
 def _has_tool_history(messages: Sequence[BaseMessage]) -> bool:

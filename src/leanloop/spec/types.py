@@ -1,6 +1,6 @@
 """The validated, typed form of an agents file: what ``leanloop.spec`` produces.
 
-These dataclasses are plain values. The JSON Schema in ``schema/agent.schema.json``
+These dataclasses are plain values. The JSON Schema in ``spec/agent.schema.json``
 is the single source of the YAML format and its defaults; the defaults repeated here
 only serve Python users who build a spec by hand, and a Behave scenario checks that
 the two agree.

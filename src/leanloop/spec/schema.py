@@ -18,7 +18,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
-from leanloop._spec_report import Problem, Reporter, did_you_mean
+from leanloop.spec.issues import Problem, Reporter, did_you_mean
 
 __all__ = ["agent_defaults", "agent_schema", "schema_problems"]
 
@@ -35,7 +35,7 @@ _TYPE_WORDS = {
 
 @functools.cache
 def _schema() -> dict[str, Any]:
-    text = resources.files("leanloop").joinpath("schema/agent.schema.json").read_text("utf-8")
+    text = resources.files("leanloop").joinpath("spec/agent.schema.json").read_text("utf-8")
     schema: dict[str, Any] = json.loads(text)
     return schema
 
@@ -48,7 +48,7 @@ def _validator() -> Draft202012Validator:
 def agent_schema() -> dict[str, Any]:
     """Return the JSON Schema of agents files (a copy: changing it changes nothing).
 
-    The file is read once; ``leanloop/schema/agent.schema.json`` is the single source
+    The file is read once; ``leanloop/spec/agent.schema.json`` is the single source
     of the format and of its defaults.
     """
     return copy.deepcopy(_schema())

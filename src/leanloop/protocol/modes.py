@@ -19,23 +19,21 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import (
     AIMessage,
     BaseMessage,
-    HumanMessage,
     SystemMessage,
     ToolCall,
     ToolMessage,
 )
 
-from leanloop.budget.fit import TEXT_RESULT_MARK
-from leanloop.config import ToolMode
-from leanloop.protocol import (
+from leanloop.protocol.marks import text_result_turn
+from leanloop.protocol.parse import correction_for, parse_tool_calls
+from leanloop.protocol.text import (
     TOOL_RESULTS_ARE_DATA,
-    correction_for,
     example_call,
     format_tool_result,
-    parse_tool_calls,
     render_tool_prompt,
     tool_parameters,
 )
+from leanloop.spec.types import ToolMode
 
 __all__ = [
     "Mode",
@@ -44,7 +42,6 @@ __all__ = [
     "answer_text",
     "initial_mode",
     "is_tools_refusal",
-    "text_result_turn",
 ]
 
 Mode = Literal["native", "text"]
@@ -154,11 +151,6 @@ class ToolProtocol:
             ]
         blocks = [format_tool_result(c["name"], t) for c, t in zip(calls, texts, strict=True)]
         return [text_result_turn("\n\n".join(blocks))]
-
-
-def text_result_turn(text: str) -> HumanMessage:
-    """A user turn carrying tool results in text mode, marked as a tool result."""
-    return HumanMessage(content=text, additional_kwargs={TEXT_RESULT_MARK: True})
 
 
 def answer_text(reply: AIMessage, parameters: Mapping[str, Sequence[str]]) -> str:

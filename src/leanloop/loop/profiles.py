@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
-from leanloop import prompts
+from leanloop.loop import prompts
 
 __all__ = ["DEFAULT", "SMALL", "PromptProfile", "pick_profile"]
 

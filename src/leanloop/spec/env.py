@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from leanloop._yamlsource import KeyPath
+from leanloop.spec.yamlsource import KeyPath
 
 __all__ = ["Interpolation", "interpolate"]
 

@@ -1,8 +1,8 @@
-"""Agents files (YAML) → validated :class:`~leanloop.config.AgentSpec` values.
+"""Agents files (YAML) → validated :class:`~leanloop.spec.types.AgentSpec` values.
 
 Loading goes: read the text → parse it safely, keeping the position of every key
 and value → interpolate ``${VAR}`` references → validate against the JSON Schema
-(``schema/agent.schema.json``, the single source of the format and its defaults) →
+(``spec/agent.schema.json``, the single source of the format and its defaults) →
 check what a schema cannot (references, imports, folders) → build the specs.
 
 Every user mistake ends as one :class:`~leanloop.exceptions.SpecError` that lists
@@ -21,13 +21,13 @@ from typing import Any
 
 import yaml
 
-from leanloop._spec_checks import resolve_workspace, semantic_problems
-from leanloop._spec_env import interpolate
-from leanloop._spec_report import Problem, Reporter
-from leanloop._spec_schema import agent_defaults, agent_schema, schema_problems
-from leanloop._yamlsource import KeyPath, Mark, parse_yaml
-from leanloop.config import AgentSpec, ModelSpec
 from leanloop.exceptions import SpecError, SpecIssue
+from leanloop.spec.checks import resolve_workspace, semantic_problems
+from leanloop.spec.env import interpolate
+from leanloop.spec.issues import Problem, Reporter
+from leanloop.spec.schema import agent_defaults, agent_schema, schema_problems
+from leanloop.spec.types import AgentSpec, ModelSpec
+from leanloop.spec.yamlsource import KeyPath, Mark, parse_yaml
 
 __all__ = ["agent_schema", "load_specs", "load_specs_from_dict", "load_specs_from_text"]
 

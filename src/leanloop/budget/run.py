@@ -30,8 +30,8 @@ from leanloop.budget import (
     is_trimmed,
     small_window_warning,
 )
-from leanloop.config import AgentSpec, ModelSpec
 from leanloop.report import RunReport
+from leanloop.spec.types import AgentSpec, ModelSpec
 
 __all__ = ["Prepared", "RunBudget", "resolve_window"]
 
