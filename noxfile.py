@@ -42,7 +42,10 @@ def _lint(session: nox.Session) -> bool:
     paths = ["src", "features", "robot", "benchmarks", "tools", "noxfile.py"]
     checked = _run(session, "ruff check", "ruff", "check", *paths)
     formatted = _run(session, "ruff format", "ruff", "format", "--check", *paths)
-    return checked and formatted
+    # The layers contract in pyproject.toml: cli → localmodel → agent → loop → budget →
+    # protocol → spec → tools → {pruning, report, events, exceptions}, one way only.
+    layered = _run(session, "import layers", "lint-imports")
+    return checked and formatted and layered
 
 
 def _typecheck(session: nox.Session) -> bool:
@@ -117,7 +120,7 @@ def _coverage_report(session: nox.Session) -> bool:
 
 @nox.session
 def lint(session: nox.Session) -> None:
-    """ruff check and ruff format --check."""
+    """ruff check, ruff format --check and the import-layers contract."""
     if not _lint(session):
         session.error("lint failed")
 
