@@ -186,7 +186,8 @@ Feature: Budget trimming of old tool results
     And the trimming conversation ends with a question of 4000 characters
     And a trimming plan with a ceiling of 3000 tokens and a trim target of 1950 tokens
     When the conversation is fitted for trimming
-    Then the trimmed results are those of steps 1, 2, 3, 4
+    Then the trimmed results are those of steps 1, 2, 3
+    And the trimming view is not over the ceiling
     And the trimming question is untouched
 
   Scenario: Trimming can be turned off

@@ -119,6 +119,22 @@ Feature: Budget window discovery
       | ftp://127.0.0.1/v1        | 32768  | default:local |
       | http://[::1/v1            | 128000 | default:hosted |
 
+  Scenario Outline: A default window says it is one, and a public host is labelled hosted
+    Given a window resolver whose HTTP client cannot connect anywhere
+    When the window is resolved for provider "openai-compatible" at "<base_url>"
+    Then the window is <tokens> tokens from "<source>"
+    And the window's note says "<note>"
+
+    Examples: where the server is
+      | base_url                         | tokens | source         | note                                  |
+      | http://127.0.0.1:8080/v1         | 32768  | default:local  | did not say its window                |
+      | http://10.1.2.3:8000/v1          | 32768  | default:local  | set context_window                    |
+      | http://llama:8080/v1             | 32768  | default:local  | the server at http://llama:8080/v1    |
+      | http://gpu-box.local:8080/v1     | 32768  | default:local  | did not say its window                |
+      | https://api.groq.com/openai/v1   | 128000 | default:hosted | (a hosted API) did not say its window |
+      | https://openrouter.ai/api/v1     | 128000 | default:hosted | set context_window if it is smaller   |
+      | http://8.8.8.8:8000/v1           | 128000 | default:hosted | (a hosted API)                        |
+
   Scenario: A hanging server is given up on after the probe timeout
     Given a window resolver with a fake clock and a probe timeout of 0.2 seconds
     And a window test server that hangs 2.0 seconds on every request

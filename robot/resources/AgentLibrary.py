@@ -6,10 +6,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 sys.path.insert(0, str(Path(__file__).parent))
 
+from agents_file import agent_entry, model_entry, write_agents_file
 from aio import run
 
 from leanloop.agent import LLMAgent
@@ -33,32 +32,8 @@ class AgentLibrary:
 
         The agent's workspace is ``<folder>/workspace`` (created when missing).
         """
-        root = Path(folder)
-        (root / "workspace").mkdir(parents=True, exist_ok=True)
-        document = {
-            "version": 1,
-            "models": {
-                "m": {
-                    "provider": "openai-compatible",
-                    "model": model,
-                    "base_url": base_url,
-                    "api_key": "none",
-                    "temperature": 0,
-                }
-            },
-            "agents": {
-                "probe": {
-                    "model": "m",
-                    "system_prompt": system_prompt,
-                    "tools": ["read_file", "list_files", "search"],
-                    "workspace": "./workspace",
-                    "max_rounds": int(max_rounds),
-                }
-            },
-        }
-        path = root / "agents.yaml"
-        path.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
-        return str(path)
+        agent = agent_entry(system_prompt, max_rounds=int(max_rounds))
+        return write_agents_file(folder, model_entry(base_url, model), "probe", agent)
 
     def ask_agent(self, agents_file: str, question: str) -> dict[str, Any]:
         """Run the file's agent on ``question``; returns ``{"answer": …, "report": …}``."""

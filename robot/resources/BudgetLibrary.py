@@ -20,6 +20,7 @@ from leanloop.events import EventRecorder
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+from agents_file import WORKSPACE_TOOLS, agent_entry, model_entry, write_agents_file
 from aio import run  # the loop every keyword library shares (see aio.py)
 
 from leanloop.agent import LLMAgent
@@ -27,7 +28,7 @@ from leanloop.exceptions import LeanloopError
 
 __all__ = ["BudgetLibrary"]
 
-_TOOLS = "read_file, list_files, search"
+_TOOLS = ", ".join(WORKSPACE_TOOLS)
 _MODEL_KEYS = frozenset({"context_window", "max_tokens", "temperature", "timeout"})
 CHARS_PER_TOKEN_MEASURE = 3
 """The conservative measure of a recorded request: one token for every 3 characters."""
@@ -57,29 +58,13 @@ class BudgetLibrary:
         The workspace is ``<folder>/workspace``. Nothing is written that the test did not
         ask for: an agent with no settings has no budget keys at all.
         """
-        root = Path(folder)
-        (root / "workspace").mkdir(parents=True, exist_ok=True)
         tools = [t.strip() for t in str(settings.pop("tools", _TOOLS)).split(",")]
         values = {key: yaml.safe_load(str(value)) for key, value in settings.items()}
-        model_entry: dict[str, Any] = {
-            "provider": "openai-compatible",
-            "model": model,
-            "base_url": base_url,
-            "api_key": "none",
-            "temperature": 0,
-        }
-        model_entry.update({k: v for k, v in values.items() if k in _MODEL_KEYS})
-        agent = {
-            "model": "m",
-            "system_prompt": system_prompt,
-            "tools": tools,
-            "workspace": "./workspace",
-            **{k: v for k, v in values.items() if k not in _MODEL_KEYS},
-        }
-        document = {"version": 1, "models": {"m": model_entry}, "agents": {"budget": agent}}
-        path = root / "agents.yaml"
-        path.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
-        return str(path)
+        model_keys = {k: v for k, v in values.items() if k in _MODEL_KEYS}
+        agent_keys = {k: v for k, v in values.items() if k not in _MODEL_KEYS}
+        entry = model_entry(base_url, model, **model_keys)
+        agent = agent_entry(system_prompt, tools, **agent_keys)
+        return write_agents_file(folder, entry, "budget", agent)
 
     def write_large_workspace_files(
         self, folder: str, count: int = 4, size: int = 8000, prefix: str = "part"

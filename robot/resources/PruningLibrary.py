@@ -15,12 +15,12 @@ from pathlib import Path
 from typing import Any
 from uuid import UUID
 
-import yaml
 from langchain_core.callbacks import AsyncCallbackHandler
 from langchain_core.messages import BaseMessage
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+from agents_file import MODEL_KEY, agent_entry, model_entry, write_agents_file
 from aio import run
 
 from leanloop.agent import LLMAgent
@@ -111,37 +111,18 @@ class PruningLibrary:
 
         With ``pruning`` false the file has no pruning key at all (the pre-pruning form).
         """
-        model_entry: dict[str, Any] = {
-            "provider": "openai-compatible",
-            "model": model,
-            "base_url": base_url,
-            "api_key": "none",
-            "temperature": 0,
-            "context_window": int(context_window),
-            "timeout": 600,
-        }
+        entry = model_entry(base_url, model, context_window=int(context_window), timeout=600)
         if max_tokens is not None and str(max_tokens) not in ("", "None"):
-            model_entry["max_tokens"] = int(max_tokens)
-        agent: dict[str, Any] = {
-            "model": "m",
-            "system_prompt": system_prompt,
-            "tools": ["read_file", "list_files", "search"],
-            "workspace": "./workspace",
-            "max_rounds": int(max_rounds),
-            "tool_mode": tool_mode,
-        }
+            entry["max_tokens"] = int(max_tokens)
+        agent = agent_entry(system_prompt, max_rounds=int(max_rounds), tool_mode=tool_mode)
         if _truthy(pruning):
             agent.update(
                 allow_tool_output_pruning=True,
-                pruning_model="m",
+                pruning_model=MODEL_KEY,
                 pruning_timeout=float(pruning_timeout),
                 pruning_min_chars=int(pruning_min_chars),
             )
-        document = {"version": 1, "models": {"m": model_entry}, "agents": {"pruner": agent}}
-        path = Path(folder) / "agents.yaml"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
-        return str(path)
+        return write_agents_file(folder, entry, "pruner", agent)
 
     def extraction_answer_keeping(self, folder: str, word: str = "deadlock") -> str:
         """A marker-format extraction answer keeping the read_file lines that mention ``word``."""

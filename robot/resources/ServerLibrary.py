@@ -105,13 +105,18 @@ class ServerLibrary:
         text: str,
         prompt_tokens: int | None = None,
         completion_tokens: int | None = None,
+        chunk_delay: float = 0.0,
     ) -> None:
-        """Queue a plain assistant answer with optional usage figures."""
+        """Queue a plain assistant answer with optional usage figures.
+
+        ``chunk_delay`` makes a streamed answer arrive slowly (seconds before each piece).
+        """
         self._server().queue(
             ScriptedResponse(
                 content=text,
                 prompt_tokens=_opt_int(prompt_tokens),
                 completion_tokens=_opt_int(completion_tokens),
+                chunk_delay=float(chunk_delay),
             )
         )
 

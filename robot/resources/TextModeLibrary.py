@@ -12,10 +12,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 sys.path.insert(0, str(Path(__file__).parent))
 
+from agents_file import agent_entry, model_entry, write_agents_file
 from aio import run
 
 from leanloop.agent import LLMAgent
@@ -57,30 +56,16 @@ class TextModeLibrary:
             prefetch: ``prefetch_mentioned_files``; off when a test must see the model
                 itself call ``read_file``.
         """
-        root = Path(folder)
-        (root / "workspace").mkdir(parents=True, exist_ok=True)
-        model_entry: dict[str, Any] = {
-            "provider": "openai-compatible",
-            "model": model,
-            "base_url": base_url,
-            "api_key": "none",
-            "temperature": 0,
-        }
+        entry = model_entry(base_url, model)
         if int(max_tokens) > 0:
-            model_entry["max_tokens"] = int(max_tokens)
-        agent = {
-            "model": "m",
-            "system_prompt": system_prompt,
-            "tools": ["read_file", "list_files", "search"],
-            "workspace": "./workspace",
-            "max_rounds": int(max_rounds),
-            "tool_mode": tool_mode,
-            "prefetch_mentioned_files": _truthy(prefetch),
-        }
-        document = {"version": 1, "models": {"m": model_entry}, "agents": {"reader": agent}}
-        path = root / "agents.yaml"
-        path.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
-        return str(path)
+            entry["max_tokens"] = int(max_tokens)
+        agent = agent_entry(
+            system_prompt,
+            max_rounds=int(max_rounds),
+            tool_mode=tool_mode,
+            prefetch_mentioned_files=_truthy(prefetch),
+        )
+        return write_agents_file(folder, entry, "reader", agent)
 
     def run_text_mode_agent(self, agents_file: str, question: str) -> dict[str, Any]:
         """Run the file's agent once; returns ``answer``, ``report`` and ``error``.

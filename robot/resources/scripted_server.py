@@ -36,6 +36,8 @@ class ScriptedResponse:
     status: int = 200
     error: dict[str, Any] | None = None
     """The JSON body of an error reply (``status`` must then be 4xx/5xx)."""
+    chunk_delay: float = 0.0
+    """Seconds to wait before each streamed piece (a slow server, for streaming tests)."""
 
 
 def context_overflow(n_prompt_tokens: int, n_ctx: int) -> ScriptedResponse:
@@ -194,6 +196,8 @@ def _make_handler(server: ScriptedOpenAIServer) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             self.close_connection = True
             for chunk in _chunks(server.model, body, reply):
+                if reply.chunk_delay:
+                    time.sleep(reply.chunk_delay)
                 self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
                 self.wfile.flush()
             self.wfile.write(b"data: [DONE]\n\n")

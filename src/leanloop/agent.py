@@ -10,8 +10,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import queue
 import threading
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import Any, cast
 
 from langchain_core.callbacks import AsyncCallbackManagerForChainRun
@@ -117,6 +118,40 @@ class LLMAgent(RunnableSerializable[AgentInput, AIMessage]):
             self.ainvoke(input, config, **kwargs), _background_loop()
         )
         return future.result()
+
+    def stream(
+        self, input: AgentInput, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> Iterator[AIMessageChunk]:
+        """Synchronous :meth:`astream`: text chunks as the model writes them, then the report.
+
+        The run goes on the same background event loop as :meth:`invoke`; chunks cross
+        to the caller's thread through a queue as they arrive. Closing the iterator early
+        cancels the run.
+        """
+        chunks: queue.Queue[tuple[str, Any]] = queue.Queue()
+
+        async def pump() -> None:
+            try:
+                async for chunk in self.astream(input, config, **kwargs):
+                    chunks.put(("chunk", chunk))
+            except BaseException as exc:  # handed to the caller's thread, raised there
+                chunks.put(("error", exc))
+                raise
+            chunks.put(("done", None))
+
+        future = asyncio.run_coroutine_threadsafe(pump(), _background_loop())
+        try:
+            while True:
+                kind, item = chunks.get()
+                if kind == "chunk":
+                    yield item
+                elif kind == "error":
+                    raise item
+                else:
+                    return
+        finally:
+            if not future.done():
+                future.cancel()
 
     async def astream(
         self, input: AgentInput, config: RunnableConfig | None = None, **kwargs: Any

@@ -1,7 +1,16 @@
-"""The ``leanloop`` command: validate, run, window, local, demo.
+"""The ``leanloop`` command: validate, run, window, report, local, demo.
 
-Exit codes: 0 ok, 1 the run failed, 2 bad input (a configuration or usage mistake). User
-mistakes are one located line each on stderr, never a traceback.
+Exit codes (``leanloop --help`` lists them too):
+
+- 0: the run ended with the model's answer (or the command did what it was asked);
+- 1: the run failed (the model's server did not answer, a request was refused);
+- 2: bad input (a configuration or usage mistake), one located line per problem;
+- 3: the run ended otherwise (``max_rounds``, ``budget_exhausted``, ``repeated_calls``):
+  the answer leanloop composed is still printed, and stderr says how it ended;
+- 130: interrupted.
+
+LangChain is imported only by the commands that run a model, so ``--help``,
+``validate`` and ``report`` start fast.
 """
 
 from __future__ import annotations
@@ -11,31 +20,48 @@ import asyncio
 import json
 import logging
 import sys
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from langchain_core.runnables import RunnableConfig
+from leanloop.exceptions import LeanloopError, RunFailed, SpecError
+from leanloop.report import ENDED_OTHERWISE, summary_line
 
-from leanloop import events
-from leanloop.exceptions import LeanloopError, SpecError
+if TYPE_CHECKING:
+    from leanloop.agent import LLMAgent
 
-__all__ = ["main"]
+__all__ = ["EXIT_BAD_INPUT", "EXIT_ENDED_OTHERWISE", "EXIT_FAILED", "EXIT_OK", "main"]
 
-EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
+EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_ENDED_OTHERWISE = 0, 1, 2, 3
+
+_EPILOG = """exit codes: 0 answered · 1 failed · 2 bad input · 3 ended otherwise (max_rounds,
+budget_exhausted, repeated_calls: the composed answer is printed) · 130 interrupted"""
+
+_ENDINGS = {
+    "max_rounds": "it used all its rounds",
+    "budget_exhausted": "the context budget was spent",
+    "repeated_calls": "the model kept repeating calls",
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI with ``argv`` (default: ``sys.argv[1:]``) and return the exit code."""
     parser = _parser()
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.WARNING, format="leanloop: %(levelname)s: %(message)s")
+    verbose = getattr(args, "verbose", False)
+    logging.basicConfig(
+        level=logging.WARNING, format="leanloop: %(levelname)s: %(message)s", force=True
+    )
+    logging.getLogger("leanloop").setLevel(logging.DEBUG if verbose else logging.WARNING)
     try:
         code: int = args.handler(args)
     except SpecError as exc:
+        _json_error(args, str(exc))
         for issue in exc.issues:
             print(f"error: {issue}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except LeanloopError as exc:
+        _json_error(args, str(exc))
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_FAILED
     except KeyboardInterrupt:
@@ -44,23 +70,37 @@ def main(argv: Sequence[str] | None = None) -> int:
     return code
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version  # noqa: PLC0415
+
+    try:
+        return version("leanloop")
+    except PackageNotFoundError:  # pragma: no cover - a source tree without install
+        return "0+unknown"
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="leanloop",
         description="Config-driven LangChain agents that stay inside their context window.",
+        epilog=_EPILOG,
     )
+    parser.add_argument("--version", action="version", version=f"leanloop {_version()}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     validate = sub.add_parser("validate", help="check an agents file and report every problem")
     validate.add_argument("file", help="the agents YAML file")
     validate.set_defaults(handler=_validate)
 
-    run = sub.add_parser("run", help="run an agent on a question")
+    run = sub.add_parser("run", help="run an agent on a question", epilog=_EPILOG)
     run.add_argument("file", help="the agents YAML file")
     run.add_argument("question", help="what to ask the agent")
     run.add_argument("--agent", help="the agent's name (optional when the file has one)")
     run.add_argument("--json", action="store_true", help="print the run report as JSON")
-    run.add_argument("--quiet", "-q", action="store_true", help="no per-step lines on stderr")
+    run.add_argument("--html", type=Path, metavar="PATH", help="write a page of the run")
+    noise = run.add_mutually_exclusive_group()
+    noise.add_argument("--quiet", "-q", action="store_true", help="print the answer only")
+    noise.add_argument("--verbose", "-v", action="store_true", help="debug logs on stderr")
     run.set_defaults(handler=_run)
 
     window = sub.add_parser("window", help="show each agent's context window and its source")
@@ -68,7 +108,12 @@ def _parser() -> argparse.ArgumentParser:
     window.add_argument("--agent", help="only this agent")
     window.set_defaults(handler=_window)
 
-    from leanloop.localmodel.cli import register  # noqa: PLC0415 - keep `--help` fast
+    report = sub.add_parser("report", help="show a saved run report (from run --json)")
+    report.add_argument("file", type=Path, help="the JSON report")
+    report.add_argument("--html", type=Path, metavar="PATH", help="write a page of the run")
+    report.set_defaults(handler=_report)
+
+    from leanloop.localmodel.cli import register  # noqa: PLC0415 - keep module import cheap
 
     register(sub)
     return parser
@@ -87,13 +132,105 @@ def _run(args: argparse.Namespace) -> int:
     from leanloop.agent import LLMAgent  # noqa: PLC0415
 
     agent = LLMAgent.from_file(args.file, args.agent)
-    config: RunnableConfig = {"callbacks": [] if args.quiet else [StepPrinter()]}
-    message = asyncio.run(agent.ainvoke(args.question, config))
-    report = message.response_metadata["leanloop"]
+    try:
+        answer, report = asyncio.run(
+            _stream(agent, args.question, show=not args.json, quiet=args.quiet)
+        )
+    except RunFailed as exc:
+        report = exc.report.to_dict()
+        _emit_report(args, report, answer=None)
+        print(f"error: {exc}", file=sys.stderr)
+        if not args.quiet:
+            print(summary_line(report), file=sys.stderr)
+        return EXIT_FAILED
+    _emit_report(args, report, answer=answer)
+    reason = str(report.get("stop_reason"))
+    if not args.quiet:
+        print(summary_line(report), file=sys.stderr)
+    if reason in ENDED_OTHERWISE:
+        why = _ENDINGS.get(reason, reason)
+        print(
+            f"leanloop: the run ended by {reason} ({why}); the answer is what it had found "
+            "so far, composed without the model finishing its work",
+            file=sys.stderr,
+        )
+        return EXIT_ENDED_OTHERWISE
+    return EXIT_OK
+
+
+async def _stream(
+    agent: LLMAgent, question: str, *, show: bool, quiet: bool
+) -> tuple[str, dict[str, Any]]:
+    """Run ``agent``, writing answer text to stdout as it arrives when ``show``."""
+    from langchain_core.runnables import RunnableConfig  # noqa: PLC0415
+
+    from leanloop.progress import ProgressPrinter  # noqa: PLC0415
+
+    config: RunnableConfig = {"callbacks": [] if quiet else [ProgressPrinter(sys.stderr)]}
+    parts: list[str] = []
+    report: dict[str, Any] = {}
+    async for chunk in agent.astream(question, config):
+        text = chunk.text
+        if text:
+            parts.append(text)
+            if show:
+                sys.stdout.write(text)
+                sys.stdout.flush()
+        if "leanloop" in chunk.response_metadata:
+            report = dict(chunk.response_metadata["leanloop"])
+    answer = "".join(parts)
+    if show:
+        sys.stdout.write("\n" if answer and not answer.endswith("\n") else "")
+        sys.stdout.flush()
+    return answer.strip(), report
+
+
+def _emit_report(
+    args: argparse.Namespace, report: Mapping[str, Any], *, answer: str | None
+) -> None:
+    """Print the JSON report (``--json``) and write the page (``--html``) when asked."""
     if args.json:
-        print(json.dumps({"answer": message.text, **report}, indent=2, default=str))
+        print(json.dumps({"answer": answer, **report}, indent=2, default=str))
+    if getattr(args, "html", None) is not None:
+        _write_html(args.html, {"answer": answer, **report})
+
+
+def _write_html(path: Path, report: Mapping[str, Any]) -> None:
+    from leanloop.htmlreport import write_html  # noqa: PLC0415
+
+    try:
+        write_html(report, path)
+    except OSError as exc:
+        print(f"error: cannot write {path}: {exc.strerror or exc}", file=sys.stderr)
+        return
+    print(f"leanloop: wrote {path}", file=sys.stderr)
+
+
+def _json_error(args: argparse.Namespace, message: str) -> None:
+    """With ``--json``, a failure before the run still prints a JSON object with ``error``."""
+    if getattr(args, "json", False):
+        print(json.dumps({"answer": None, "stop_reason": "failed", "error": message}, indent=2))
+
+
+def _report(args: argparse.Namespace) -> int:
+    from leanloop.report import format_report  # noqa: PLC0415
+
+    try:
+        report = json.loads(args.file.read_text(encoding="utf-8"))
+    except OSError as exc:
+        print(f"error: {args.file}: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except ValueError as exc:
+        print(f"error: {args.file}: not a JSON report ({exc})", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if not isinstance(report, dict):
+        print(f"error: {args.file}: not a JSON report (expected an object)", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if args.html is not None:
+        _write_html(args.html, report)
     else:
-        print(message.text)
+        print(format_report(report))
+        print(summary_line(report))
     return EXIT_OK
 
 
@@ -115,8 +252,9 @@ def _window(args: argparse.Namespace) -> int:
                 budget_percent=agent.spec.token_budget_percent,
                 max_tokens=agent.spec.model.max_tokens,
             )
+            note = f" — {window.note}" if window.note else ""
             lines.append(
-                f"{name}: window {window.tokens:,} tokens (source: {window.source}); "
+                f"{name}: window {window.tokens:,} tokens (source: {window.source}{note}); "
                 f"request ceiling {plan.ceiling:,}, reply reserve {plan.reply_reserve:,}"
             )
         return lines
@@ -124,31 +262,6 @@ def _window(args: argparse.Namespace) -> int:
     for line in asyncio.run(resolve_all()):
         print(line)
     return EXIT_OK
-
-
-class StepPrinter(events.EventRecorder):
-    """Prints one short line per tool call (and budget figures) to stderr."""
-
-    async def record(self, name: str, data: dict[str, Any]) -> None:
-        if name == events.STEP:
-            for call in data["calls"]:
-                args = ", ".join(f"{k}={_short(v)}" for k, v in call["args"].items())
-                print(
-                    f"step {data['step']} · {call['name']}({args}) · {call['chars_out']:,} chars",
-                    file=sys.stderr,
-                )
-        elif name == events.BUDGET:
-            pct = 100 * data["estimate"] / max(data["ceiling"], 1)
-            print(
-                f"step {data['step']} · {data['estimate']:,} / {data['ceiling']:,} tokens "
-                f"({pct:.0f}%)",
-                file=sys.stderr,
-            )
-
-
-def _short(value: Any, limit: int = 40) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, default=str)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 if __name__ == "__main__":  # pragma: no cover

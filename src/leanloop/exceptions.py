@@ -20,6 +20,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from langchain_core.messages import BaseMessage
+
     from leanloop.report import RunReport
 
 __all__ = [
@@ -101,12 +105,16 @@ class RunFailed(ModelError):
     or store it.
 
     Attributes:
-        report: The partial run report.
+        report: The partial run report (``stop_reason`` ``failed``, ``error`` set).
+        messages: The conversation as it stood before the failed request.
     """
 
-    def __init__(self, message: str, *, report: RunReport) -> None:
+    def __init__(
+        self, message: str, *, report: RunReport, messages: Sequence[BaseMessage] = ()
+    ) -> None:
         super().__init__(message)
         self.report = report
+        self.messages = list(messages)
 
 
 class ToolError(LeanloopError):

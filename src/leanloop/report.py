@@ -10,9 +10,20 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-__all__ = ["RequestRecord", "RunReport", "StopReason", "ToolCallRecord", "format_report"]
+__all__ = [
+    "ENDED_OTHERWISE",
+    "RequestRecord",
+    "RunReport",
+    "StopReason",
+    "ToolCallRecord",
+    "format_report",
+    "summary_line",
+]
 
-StopReason = Literal["answer", "max_rounds", "budget_exhausted", "repeated_calls"]
+StopReason = Literal["answer", "max_rounds", "budget_exhausted", "repeated_calls", "failed"]
+
+ENDED_OTHERWISE: frozenset[str] = frozenset({"max_rounds", "budget_exhausted", "repeated_calls"})
+"""Stop reasons of a run that ended with a composed answer instead of the model's own."""
 
 
 @dataclass(kw_only=True)
@@ -35,6 +46,25 @@ class ToolCallRecord:
     repaired_from: str | None = None
     """The tool name the model wrote, when ``name`` is the repaired one."""
     notes: list[str] = field(default_factory=list)
+    cut_from: int | None = None
+    """Characters of the result before the per-result cap cut it to ``chars_out``."""
+    trimmed_at: int | None = None
+    """The first request (step) whose view carried this result trimmed."""
+    result_id: str | None = None
+    """The id of the message that carried the result (shared by a text-mode turn)."""
+
+    @property
+    def fate(self) -> str:
+        """What happened to the result: repeat, failed, trimmed, pruned, cut or kept."""
+        if self.repeated:
+            return "repeat"
+        if not self.ok:
+            return "failed"
+        if self.trimmed_at is not None:
+            return "trimmed"
+        if self.pruned:
+            return "pruned"
+        return "cut" if self.cut_from is not None else "kept"
 
 
 @dataclass(kw_only=True)
@@ -65,6 +95,8 @@ class RunReport:
     tool_mode: str = "native"
     window: int | None = None
     window_source: str | None = None
+    window_note: str | None = None
+    """Why the window is only a default (the probe failed, a hosted host said nothing)."""
     chars_per_token: float | None = None
     trimmed_results: int = 0
     """Distinct tool results trimmed in at least one request view."""
@@ -78,6 +110,14 @@ class RunReport:
     prefetched: list[str] = field(default_factory=list)
     """Workspace files named in the request and read before the first step."""
     prompt_profile: str = "default"
+    question: str = ""
+    """The user's question (the last human turn of the input)."""
+    error: str | None = None
+    """Why the run failed (``stop_reason`` ``failed``); ``None`` otherwise."""
+    elapsed_s: float | None = None
+    """Wall time of the run in seconds."""
+    pruning_fallbacks: list[dict[str, Any]] = field(default_factory=list)
+    """Pruning passes that ran but kept the raw output: ``step``, ``tool``, ``reason``."""
     events: list[str] = field(default_factory=list)
     """Notable things that happened, one line each (mode switches, synthesis, recoveries)."""
     tool_calls: list[ToolCallRecord] = field(default_factory=list)
@@ -89,7 +129,15 @@ class RunReport:
         data["repaired_calls"] = self.repaired_calls
         for request in data["requests"]:
             request["reported_input_tokens"] = request["input_tokens"]
+        for call, record in zip(data["tool_calls"], self.tool_calls, strict=True):
+            call["fate"] = record.fate
         return data
+
+    def mark_trimmed(self, result_ids: set[str], *, step: int) -> None:
+        """Record that the results carried by ``result_ids`` were trimmed from ``step`` on."""
+        for call in self.tool_calls:
+            if call.trimmed_at is None and call.result_id in result_ids:
+                call.trimmed_at = step
 
     @property
     def input_tokens(self) -> int:
@@ -184,3 +232,24 @@ def _call_text(call: Mapping[str, Any]) -> str:
     elif call.get("repaired"):
         text = f"{text} [repaired]"
     return text if len(text) <= _ARG_WIDTH else text[: _ARG_WIDTH - 1] + "…"
+
+
+def summary_line(report: Mapping[str, Any]) -> str:
+    """One line that says how a run ended, from its report dict.
+
+    ``stop: answer · 3 steps · 4 tool calls (1 failed) · 5 requests · 3,210 prompt tokens
+    · 12.4 s``; fields the report lacks are left out, so a partial report still reads.
+    """
+    calls = _rows(report.get("tool_calls"))
+    requests = _rows(report.get("requests"))
+    failed = sum(1 for call in calls if call.get("ok") is False)
+    parts = [f"stop: {report.get('stop_reason', '-')}", f"{_num(report.get('steps'))} steps"]
+    parts.append(f"{len(calls)} tool calls" + (f" ({failed} failed)" if failed else ""))
+    parts.append(f"{len(requests)} requests")
+    prompt = _total(requests, "input_tokens")
+    if prompt is not None:
+        parts.append(f"{prompt:,} prompt tokens")
+    elapsed = report.get("elapsed_s")
+    if isinstance(elapsed, int | float):
+        parts.append(f"{elapsed:.1f} s")
+    return " · ".join(parts)

@@ -150,14 +150,16 @@ def fit_messages(
         (1, lambda i: i not in pruned and steps[i] not in kept, target),
         (2, lambda i: i not in pruned and steps[i] not in newest, target),
         (2, lambda i: i in pruned and steps[i] not in newest, ceiling),
-        (3, lambda i: i not in pruned, target),
+        # The newest step's results are what the model is about to read: they are trimmed
+        # only when nothing else gets the request under the ceiling, never for headroom.
+        (3, lambda i: i not in pruned, ceiling),
         (3, lambda i: i in pruned, ceiling),
     )
     trimmed, passes, spared = kept_trims, [], False
     for number, rule, goal in stages:
         # A raw stage that reaches its goal (the target) ends the loop, so results left
         # whole are pruned ones spared at the ceiling: then the newest step is spared too.
-        if estimate <= target or (number == 3 and spared):
+        if estimate <= target or (number == 3 and (spared or estimate <= ceiling)):
             break
         candidates = [i for i in whole if rule(i) and not is_trimmed(view[i])]
         done, estimate, left = _trim_oldest_first(

@@ -98,6 +98,7 @@ class RunBudget:
         self._last: tuple[list[BaseMessage], list[BaseMessage]] | None = None
         """The history and the view of the previous request."""
         report.window, report.window_source = window.tokens, window.source
+        report.window_note = window.note
         if warning := small_window_warning(window):
             _log.warning(warning)
 
@@ -132,13 +133,15 @@ class RunBudget:
         if fitted.trimmed:
             # The view is rebuilt for every request, so the same old result is trimmed
             # again each time: count each result once (history messages live for the run).
-            trimmed = {
-                id(m)
+            pairs = [
+                (id(m), v)
                 for m, v in zip(history, fitted.messages, strict=True)
                 if v is not m and is_trimmed(v)
-            }
-            new = len(trimmed - self._trimmed)
-            self._trimmed |= trimmed
+            ]
+            fresh = [v for key, v in pairs if key not in self._trimmed]
+            new = len(fresh)
+            self._trimmed |= {key for key, _ in pairs}
+            self.report.mark_trimmed({v.id for v in fresh if v.id}, step=step)
             self.report.trimmed_results += new
             self.report.tokens_saved_by_trimming += fitted.tokens_saved
             payload = {**_trim_payload(fitted, step), "new": new}

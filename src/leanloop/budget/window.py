@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import ipaddress
 import logging
 import re
 import ssl
@@ -74,10 +75,14 @@ class Window:
         source: ``config``, ``server:llama.cpp``, ``server:openai-models``,
             ``server:lm-studio``, ``server:ollama-ps``, ``server:ollama-show``, ``profile``,
             ``default:hosted`` or ``default:local``.
+        note: Why the figure is only a default (the probe failed, or the host is hosted
+            and says nothing), so reports can say so; ``None`` for a figure a server,
+            the configuration or the model profile gave.
     """
 
     tokens: int
     source: str
+    note: str | None = None
 
 
 @dataclass(frozen=True)
@@ -165,9 +170,14 @@ class WindowResolver:
         from_profile = _positive_int((profile or {}).get("max_input_tokens"))
         if from_profile is not None:
             return Window(from_profile, "profile")
-        if local:
-            return Window(DEFAULT_LOCAL_WINDOW, "default:local")
-        return Window(DEFAULT_HOSTED_WINDOW, "default:hosted")
+        if local and not _is_hosted(base_url):
+            note = f"the server at {base_url} did not say its window; set context_window"
+            if provider == "ollama" and not base_url:
+                note = "Ollama did not say the model's window; set context_window"
+            return Window(DEFAULT_LOCAL_WINDOW, "default:local", note)
+        where = f"{base_url} (a hosted API)" if base_url else "the hosted API"
+        note = f"{where} did not say its window; set context_window if it is smaller"
+        return Window(DEFAULT_HOSTED_WINDOW, "default:hosted", note)
 
     def clear(self) -> None:
         """Forget every cached server answer."""
@@ -321,6 +331,28 @@ def _is_local(provider: str | None, base_url: str | None) -> bool:
     except ValueError:  # not a URL at all: there is no server to ask
         return False
     return host != _HOSTED_OPENAI_HOST
+
+
+def _is_hosted(base_url: str | None) -> bool:
+    """Whether ``base_url`` names a public host (not loopback, private, or a bare name).
+
+    A server on this machine, a private address, a ``.local``/``.internal`` name or a
+    one-label name (a container's service name) is one of our own; anything else is a
+    hosted API, whose default window is the hosted one.
+    """
+    if not base_url:
+        return False
+    try:
+        host = urlsplit(base_url).hostname or ""
+    except ValueError:
+        return False
+    if host == "localhost" or "." not in host or host.endswith((".local", ".internal")):
+        return False
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return True
+    return not (address.is_loopback or address.is_private or address.is_link_local)
 
 
 def _pick(body: Any, key: str, model: str) -> Mapping[str, Any] | None:

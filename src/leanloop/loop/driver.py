@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, cast
@@ -26,6 +27,7 @@ from langchain_core.messages import (
     ToolCall,
     message_chunk_to_message,
 )
+from langchain_core.messages.ai import UsageMetadata, add_usage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
@@ -90,6 +92,9 @@ class _Run:
     guard: CallGuard = field(default_factory=CallGuard)
     question: str = ""
     """The user's request (the last human message of the opening)."""
+    started: float = field(default_factory=time.monotonic)
+    usage: UsageMetadata | None = None
+    """The usage of every reply of the run, added up."""
     repeat_rounds: set[int] = field(default_factory=set)
     """Ids of the replies and results of rounds made only of repeated calls: the
     final-answer request leaves them out, since a model's own repeats prime more repeats."""
@@ -176,7 +181,7 @@ class AgentLoop:
         question: str,
         named: Callable[[], list[str]],
     ) -> _Run:
-        report = RunReport()
+        report = RunReport(question=question)
         window = await resolve_window(self.spec.model, self.model)
         budget = RunBudget(
             spec=self.spec, window=window, model=self.model, report=report, config=config
@@ -241,9 +246,10 @@ class AgentLoop:
             reply = AIMessage(
                 content="\n".join(format_tool_call(c["name"], c["args"]) for c in calls)
             )
-        messages = _result_messages(run, calls, results)
+        messages = _result_messages(run, calls, results, step=0)
         run.history.extend([reply, *messages])
         run.report.prefetched = paths
+        await _emit_step(run, 0, prefetch=True)
 
     async def _pruning_window(self, main_window: int) -> int:
         spec = self.spec.pruning_model
@@ -310,16 +316,22 @@ class AgentLoop:
                     flattened = True
                     attempt = _flattened(attempt)
                 else:
-                    msg = (
-                        f"the request to the model failed at step {run.step + 1}: {_one_line(exc)}"
-                    )
-                    raise RunFailed(msg, report=run.report) from exc
+                    raise self._failed(run, exc) from exc
                 continue
             # A step sent again after a refusal is recorded as a retry (the refused attempt
             # has no reply to record); the final request stays "final".
             retried = attempt is not prepared and kind == "step"
             self._record(run, attempt, reply, "retry" if retried else kind)
             return reply
+
+    def _failed(self, run: _Run, exc: BaseException) -> RunFailed:
+        """The run's failure, with the partial report and a hint at the server."""
+        msg = f"the request to the model failed at step {run.step + 1}: {_one_line(exc)}"
+        msg += _server_hint(self.spec.model.base_url, exc)
+        run.report.stop_reason = "failed"
+        run.report.error = msg
+        run.report.elapsed_s = round(time.monotonic() - run.started, 3)
+        return RunFailed(msg, report=run.report, messages=run.history)
 
     async def _invoke(self, run: _Run, prepared: Prepared) -> AIMessage:
         model: Any = self.model
@@ -439,7 +451,7 @@ class AgentLoop:
                 history=[*run.history, read.reply],
                 result_cap=run.budget.result_cap_chars(),
             )
-            messages = _result_messages(run, [r.call for r in results], results)
+            messages = _result_messages(run, [r.call for r in results], results, step=step)
             repeated = sum(r.repeated for r in results)
             run.guard.end_round(repeated=repeated, ran=len(results) - repeated)
             if repeated == len(results):
@@ -451,17 +463,7 @@ class AgentLoop:
         # A reply and its results enter the history together, or not at all.
         run.history.extend([read.reply, *messages])
         run.step = run.report.steps = step
-        calls = [c for c in run.report.tool_calls if c.step == step]
-        await events.emit(
-            events.STEP,
-            {
-                "step": step,
-                "calls": [
-                    {"name": c.name, "args": c.args, "chars_out": c.chars_out} for c in calls
-                ],
-            },
-            run.config,
-        )
+        await _emit_step(run, step)
 
     async def _final_answer(self, run: _Run, reason: StopReason) -> AIMessage:
         prompt = run.profile.with_question(run.profile.final_answer, run.question)
@@ -488,6 +490,8 @@ class AgentLoop:
 
     def _record(self, run: _Run, prepared: Prepared, reply: AIMessage, kind: str) -> None:
         usage: dict[str, Any] = dict(reply.usage_metadata or {})
+        if reply.usage_metadata:
+            run.usage = add_usage(run.usage, reply.usage_metadata)
         reported = run.budget.observe(prepared, reply)
         plan = run.budget.plan
         run.report.requests.append(
@@ -515,11 +519,13 @@ class AgentLoop:
             await self._show(run, text[len(shown) :] if text.startswith(shown) else f"\n\n{text}")
         run.report.stop_reason = reason
         run.report.steps = run.step
+        run.report.elapsed_s = round(time.monotonic() - run.started, 3)
         metadata = {**reply.response_metadata, "leanloop": run.report.to_dict()}
+        # The usage of the whole run (every request); per-request figures are in the report.
         return AIMessage(
             content=reply.content,
             response_metadata=metadata,
-            usage_metadata=reply.usage_metadata,
+            usage_metadata=run.usage or reply.usage_metadata,
             id=reply.id,
         )
 
@@ -529,10 +535,19 @@ _ANSWER_TURN = "leanloop_answer_turn"
 
 
 def _result_messages(
-    run: _Run, calls: Sequence[ToolCall], results: Sequence[CallResult]
+    run: _Run, calls: Sequence[ToolCall], results: Sequence[CallResult], *, step: int
 ) -> list[BaseMessage]:
-    """The messages carrying ``results`` back, with the profile's answer-turn line in text mode."""
+    """The messages carrying ``results`` back, with the profile's answer-turn line in text mode.
+
+    Each message gets an id the step's call records share (``result_id``), so the report
+    can say which results a later request trimmed.
+    """
     messages = run.protocol.results(calls, [r.text for r in results], [r.ok for r in results])
+    records = [c for c in run.report.tool_calls if c.step == step]
+    for index, message in enumerate(messages):
+        message.id = f"leanloop-result-{step}-{index}"
+    for index, record in enumerate(records):
+        record.result_id = messages[min(index, len(messages) - 1)].id if messages else None
     nudge = run.profile.answer_turn
     if nudge and run.protocol.mode == "text" and messages:
         last = messages[-1]
@@ -542,6 +557,54 @@ def _result_messages(
             update={"content": f"{last.text}\n\n{line}", "additional_kwargs": kwargs}
         )
     return messages
+
+
+async def _emit_step(run: _Run, step: int, *, prefetch: bool = False) -> None:
+    """The ``leanloop.step`` event: each call of the step with what became of its result."""
+    calls = [c for c in run.report.tool_calls if c.step == step]
+    payload = {
+        "step": step,
+        "prefetch": prefetch,
+        "elapsed_s": round(time.monotonic() - run.started, 3),
+        "calls": [
+            {
+                "name": c.name,
+                "args": c.args,
+                "chars_out": c.chars_out,
+                "chars_raw": c.chars_raw,
+                "ok": c.ok,
+                "repeated": c.repeated,
+                "pruned": c.pruned,
+                "cut_from": c.cut_from,
+            }
+            for c in calls
+        ],
+    }
+    await events.emit(events.STEP, payload, run.config)
+
+
+def _server_hint(base_url: str | None, exc: BaseException) -> str:
+    """Where the request went and, when nothing answered there, how to start a server."""
+    if not base_url:
+        return ""
+    hint = f" (server: {base_url})"
+    if _is_connection_error(exc):
+        hint += "; nothing answered there"
+        host = base_url.split("//", 1)[-1].split("/", 1)[0].rsplit(":", 1)[0]
+        if host in {"127.0.0.1", "localhost", "[::1]"}:
+            hint += " — for the embedded model, start it with `leanloop local start`"
+    return hint
+
+
+def _is_connection_error(exc: BaseException) -> bool:
+    """Whether ``exc`` (or an error it came from) is a failure to connect at all."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        name = type(seen).__name__
+        if "Connect" in name or isinstance(seen, ConnectionError):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 def _is_answer_turn(run: _Run) -> bool:

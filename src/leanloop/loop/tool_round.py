@@ -132,6 +132,10 @@ class ToolRunner:
             # outcome.name is the tool that really ran (a repaired name included).
             text, pruned = await self._prune(outcome.name, text, request, context, step)
         capped = cap_text(text, cap)
+        # Cut by the registry's cap or by the window's: either way the model saw less than
+        # the tool wrote, and the report says how much there was.
+        cut = outcome.ok and not pruned and len(capped) < outcome.chars_raw
+        cut_from = outcome.chars_raw if cut else None
         record = ToolCallRecord(
             step=step,
             name=outcome.name,
@@ -143,6 +147,7 @@ class ToolRunner:
             repaired=outcome.repaired,
             repaired_from=outcome.repaired_from,
             notes=list(outcome.notes),
+            cut_from=cut_from,
         )
         if self.guard is not None:
             self.guard.remember(call["name"], args, step=step, result=capped, ok=outcome.ok)
@@ -157,6 +162,12 @@ class ToolRunner:
         )
         if outcome.pruned:
             self.report.chars_saved_by_pruning += outcome.chars_raw - outcome.chars_out
+        if outcome.fallback is not None:
+            fallback = {"step": step, "tool": tool, "reason": outcome.fallback}
+            self.report.pruning_fallbacks.append(fallback)
+            self.report.events.append(
+                f"step {step}: pruning {tool} fell back to the raw output ({outcome.fallback})"
+            )
         if outcome.skipped is None:
             payload: dict[str, Any] = {
                 "step": step,
