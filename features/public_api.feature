@@ -34,5 +34,17 @@ Feature: The public API is one import away and cheap to import
     Then the fresh interpreter had not imported "langchain_core"
     And the fresh interpreter had not imported "leanloop.agent"
 
+  Scenario Outline: The CLI's cheap commands do not import LangChain
+    When the CLI runs "<command>" in a fresh interpreter
+    Then the fresh interpreter had not imported "langchain_core"
+    And the fresh interpreter had not imported "httpx"
+
+    Examples:
+      | command                           |
+      | --help                            |
+      | --version                         |
+      | validate examples/agents.yaml     |
+      | local --help                      |
+
   Scenario: An unknown name is an AttributeError, not a lazy import
     Then getting "NoSuchThing" from leanloop raises AttributeError

@@ -53,6 +53,24 @@ def step_fresh_import(context: Context) -> None:
     context.fresh_modules = set(json.loads(out.stdout))
 
 
+@when('the CLI runs "{command}" in a fresh interpreter')
+def step_fresh_cli(context: Context, command: str) -> None:
+    code = (
+        "import json, sys\n"
+        "from leanloop.cli import main\n"
+        "try:\n"
+        f"    main({command.split()!r})\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print(json.dumps(sorted(sys.modules)), file=sys.stderr)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    context.fresh_modules = set(json.loads(out.stderr.strip().splitlines()[-1]))
+    assert "leanloop.cli" in context.fresh_modules
+
+
 @then('the fresh interpreter had not imported "{module}"')
 def step_not_imported(context: Context, module: str) -> None:
     assert module not in context.fresh_modules, f"{module} was imported by `import leanloop`"

@@ -6,10 +6,9 @@ The public names below are imported on first use, so ``import leanloop`` (and th
 
 from __future__ import annotations
 
-import importlib
-from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
 
+from leanloop._imports import lazy_exports
 from leanloop.exceptions import (
     LeanloopError,
     LocalModelError,
@@ -21,15 +20,11 @@ from leanloop.exceptions import (
 )
 
 if TYPE_CHECKING:
+    __version__: str
     from leanloop.agent import LLMAgent, load_agents
     from leanloop.events import EventRecorder
     from leanloop.report import RunReport
     from leanloop.spec import AgentSpec, ModelSpec, agent_schema, load_specs
-
-try:
-    __version__ = version("leanloop")
-except PackageNotFoundError:  # pragma: no cover - running from a source tree without install
-    __version__ = "0+unknown"
 
 __all__ = [
     "AgentSpec",
@@ -62,15 +57,21 @@ _LAZY = {
 }
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version  # noqa: PLC0415
+
+    try:
+        return version("leanloop")
+    except PackageNotFoundError:  # pragma: no cover - a source tree without install
+        return "0+unknown"
+
+
+_getattr, __dir__ = lazy_exports(__name__, _LAZY)
+
+
 def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        msg = f"module 'leanloop' has no attribute {name!r}"
-        raise AttributeError(msg)
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # later lookups skip this function
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+    if name == "__version__":
+        value = _version()
+        globals()[name] = value
+        return value
+    return _getattr(name)

@@ -1,11 +1,42 @@
-"""Resolve ``package.module:attribute`` import paths used in configuration files."""
+"""Resolve ``package.module:attribute`` import paths; lazy exports for packages."""
 
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = ["ImportPathError", "import_object", "is_import_path"]
+__all__ = ["ImportPathError", "import_object", "is_import_path", "lazy_exports"]
+
+
+def lazy_exports(
+    package: str, homes: Mapping[str, str]
+) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+    """``__getattr__`` and ``__dir__`` for a package that imports its names on first use.
+
+    Args:
+        package: The package's ``__name__``.
+        homes: Each public name → the module it lives in (absolute, or relative to
+            ``package`` when it starts with a dot).
+
+    The CLI's cheap commands (``--help``, ``validate``) must not pay for LangChain, so
+    packages whose modules import it expose their names this way.
+    """
+    namespace = importlib.import_module(package).__dict__
+
+    def getattr_(name: str) -> Any:
+        home = homes.get(name)
+        if home is None:
+            msg = f"module {package!r} has no attribute {name!r}"
+            raise AttributeError(msg)
+        value = getattr(importlib.import_module(home, package), name)
+        namespace[name] = value  # later lookups find it without calling this again
+        return value
+
+    def dir_() -> list[str]:
+        return sorted({*namespace, *homes})
+
+    return getattr_, dir_
 
 
 class ImportPathError(ValueError):

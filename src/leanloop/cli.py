@@ -16,7 +16,6 @@ LangChain is imported only by the commands that run a model, so ``--help``,
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import logging
 import sys
@@ -70,13 +69,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     return code
 
 
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version  # noqa: PLC0415
+class _VersionAction(argparse.Action):
+    """``--version``, looked up only when asked (reading package metadata costs ~0.1 s)."""
 
-    try:
-        return version("leanloop")
-    except PackageNotFoundError:  # pragma: no cover - a source tree without install
-        return "0+unknown"
+    def __init__(self, option_strings: list[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, help="show the version and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> None:
+        import leanloop  # noqa: PLC0415
+
+        parser.exit(message=f"leanloop {leanloop.__version__}\n")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -85,7 +87,7 @@ def _parser() -> argparse.ArgumentParser:
         description="Config-driven LangChain agents that stay inside their context window.",
         epilog=_EPILOG,
     )
-    parser.add_argument("--version", action="version", version=f"leanloop {_version()}")
+    parser.add_argument("--version", action=_VersionAction)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     validate = sub.add_parser("validate", help="check an agents file and report every problem")
@@ -129,6 +131,8 @@ def _validate(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    import asyncio  # noqa: PLC0415 - asyncio alone costs ~0.1 s of `--help`
+
     from leanloop.agent import LLMAgent  # noqa: PLC0415
 
     agent = LLMAgent.from_file(args.file, args.agent)
@@ -235,6 +239,8 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _window(args: argparse.Namespace) -> int:
+    import asyncio  # noqa: PLC0415
+
     from leanloop.agent import LLMAgent, load_agents  # noqa: PLC0415
     from leanloop.budget import ContextPlan  # noqa: PLC0415
     from leanloop.budget.run import resolve_window  # noqa: PLC0415

@@ -15,11 +15,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from leanloop.exceptions import LeanloopError
-from leanloop.localmodel.demo import DEMO_QUESTION, run_demo
-from leanloop.localmodel.install import setup_local_model
 from leanloop.localmodel.paths import DEFAULT_CTX_SIZE, DEFAULT_PORT, cache_paths
-from leanloop.localmodel.server import ServerOptions, server_status, start_server, stop_server
-from leanloop.report import format_report
+
+# The handlers import the server, build and demo modules when they run: registering the
+# commands must stay cheap, since every `leanloop` invocation builds the whole parser.
 
 __all__ = ["Handler", "register"]
 
@@ -51,13 +50,15 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     status.set_defaults(handler=cmd_status)
     demo = subparsers.add_parser("demo", help="ask the example agent a question, locally")
     _port_option(demo)
-    demo.add_argument("--question", default=DEMO_QUESTION, help="what to ask the demo agent")
+    demo.add_argument("--question", default=None, help="what to ask the demo agent")
     demo.add_argument("--file", type=Path, default=None, help="agents file (default: examples/)")
     demo.set_defaults(handler=cmd_demo)
 
 
 def cmd_setup(args: argparse.Namespace) -> int:
     """``leanloop local setup``."""
+
+    from leanloop.localmodel.install import setup_local_model  # noqa: PLC0415
 
     def action() -> int:
         result = setup_local_model(cache_paths(), progress=_progress(time.monotonic()))
@@ -73,6 +74,8 @@ def cmd_setup(args: argparse.Namespace) -> int:
 
 def cmd_start(args: argparse.Namespace) -> int:
     """``leanloop local start``."""
+    from leanloop.localmodel.server import ServerOptions, start_server  # noqa: PLC0415
+
     try:
         options = ServerOptions(
             port=args.port, ctx_size=args.ctx_size, template=not args.no_template
@@ -93,6 +96,7 @@ def cmd_start(args: argparse.Namespace) -> int:
 
 def cmd_stop(args: argparse.Namespace) -> int:
     """``leanloop local stop``."""
+    from leanloop.localmodel.server import stop_server  # noqa: PLC0415
 
     def action() -> int:
         record = stop_server(args.port, paths=cache_paths())
@@ -107,6 +111,7 @@ def cmd_stop(args: argparse.Namespace) -> int:
 
 def cmd_status(args: argparse.Namespace) -> int:
     """``leanloop local status``: exit 0 when a server runs on the port, 1 when not."""
+    from leanloop.localmodel.server import server_status  # noqa: PLC0415
 
     def action() -> int:
         status = server_status(args.port, paths=cache_paths())
@@ -119,13 +124,17 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     """``leanloop demo``."""
+    from leanloop.localmodel.demo import DEMO_QUESTION, run_demo  # noqa: PLC0415
+    from leanloop.report import format_report  # noqa: PLC0415
+
+    question = args.question or DEMO_QUESTION
 
     def action() -> int:
         result = run_demo(
-            args.question, port=args.port, agents_file=args.file,
+            question, port=args.port, agents_file=args.file,
             progress=_progress(time.monotonic()),
         )  # fmt: skip
-        _out(f"question: {args.question}")
+        _out(f"question: {question}")
         _out(f"answer:   {result.answer}")
         _out("")
         _out(format_report(result.report))

@@ -13,9 +13,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from langchain_core.language_models import BaseChatModel
-from langchain_core.tools import BaseTool
-
 from leanloop._imports import ImportPathError, import_object, is_import_path
 from leanloop.spec.issues import Problem, Reporter, did_you_mean
 from leanloop.spec.yamlsource import KeyPath
@@ -121,6 +118,9 @@ def _check_model(checker: _Checker, model: Any, path: KeyPath) -> None:
 
 
 def _check_model_class(checker: _Checker, class_path: str, path: KeyPath) -> None:
+    # LangChain is imported only for files that name classes (`validate` stays fast).
+    from langchain_core.language_models import BaseChatModel  # noqa: PLC0415
+
     try:
         obj = import_object(class_path)
     except ImportPathError as exc:
@@ -179,6 +179,8 @@ def _tool_name(checker: _Checker, tool: str, path: KeyPath) -> str | None:
         )
         checker.add(path, message)
         return None
+    from langchain_core.tools import BaseTool  # noqa: PLC0415 - only for import-path tools
+
     try:
         obj = import_object(tool)
     except ImportPathError as exc:

@@ -10,11 +10,16 @@ clear.
 
 from __future__ import annotations
 
-from leanloop.tools.loader import build_tools, load_tool
+from typing import TYPE_CHECKING
+
+from leanloop._imports import lazy_exports
 from leanloop.tools.names import BUILTIN_TOOLS
-from leanloop.tools.registry import ToolOutcome, ToolRegistry
-from leanloop.tools.repair import Repair, repair_call
-from leanloop.tools.workspace import resolve_inside, workspace_path_exists, workspace_tools
+
+if TYPE_CHECKING:
+    from leanloop.tools.loader import build_tools, load_tool
+    from leanloop.tools.registry import ToolOutcome, ToolRegistry
+    from leanloop.tools.repair import Repair, repair_call
+    from leanloop.tools.workspace import resolve_inside, workspace_path_exists, workspace_tools
 
 __all__ = [
     "BUILTIN_TOOLS",
@@ -28,3 +33,19 @@ __all__ = [
     "workspace_path_exists",
     "workspace_tools",
 ]
+
+# Imported on first use: the spec checks read BUILTIN_TOOLS without loading LangChain.
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "build_tools": ".loader",
+        "load_tool": ".loader",
+        "ToolOutcome": ".registry",
+        "ToolRegistry": ".registry",
+        "Repair": ".repair",
+        "repair_call": ".repair",
+        "resolve_inside": ".workspace",
+        "workspace_path_exists": ".workspace",
+        "workspace_tools": ".workspace",
+    },
+)
