@@ -1,0 +1,89 @@
+*** Settings ***
+Documentation       The run report's HTML page in a real browser: Debian's Chromium, driven by
+...                 Playwright for Python (``executable_path=/usr/bin/chromium``). The report
+...                 comes from a real run of an ``LLMAgent`` around a scripted model with a
+...                 4,096-token window, whose calls end kept, failed, pruned, trimmed, cut and
+...                 as a repeat. The page must render (title, plot, table, conversation) with
+...                 no console error, no page error, no dialog (a tool argument holds a
+...                 ``<script>``) and no request outside ``file://``. The suite setup installs
+...                 Chromium with apt-get when it is missing, and fails, never skips, when it
+...                 cannot.
+Library             OperatingSystem
+Library             Collections
+Library             resources/BrowserLibrary.py
+Suite Setup         Open Chromium
+Suite Teardown      Close Browser
+
+
+*** Variables ***
+${TITLE}        leanloop run
+${FOLDER}       ${TEMPDIR}${/}leanloop-html-report
+
+
+*** Test Cases ***
+A Scripted Run's Report Renders In Chromium With One Point And One Row Per Request
+    ${report}=    Run Scripted Agent For Report    ${FOLDER}${/}run    window=4096
+    ${requests}=    Get Length    ${report}[requests]
+    ${calls}=    Get Length    ${report}[tool_calls]
+    Should Be True    ${requests} >= 6    the scripted run made only ${requests} requests
+    Should Be Equal    ${report}[stop_reason]    answer
+    ${fates}=    Evaluate    sorted({c["fate"] for c in $report["tool_calls"]})
+    Should Be Equal    ${fates}    ${{sorted(["kept", "failed", "pruned", "trimmed", "cut", "repeat"])}}
+    ${page}=    Write Report Page    ${report}    ${FOLDER}${/}report.html
+    Open Report Page    ${page}
+    Page Title Should Be    ${TITLE}
+    Element Count Should Be    svg#tokens-plot    1
+    Element Count Should Be    svg#tokens-plot circle.point    ${requests}
+    Plot Points Should Lie Inside The Plot
+    Element Count Should Be    svg#tokens-plot > line.window-line    1    visible=${False}
+    Element Count Should Be    svg#tokens-plot > line.warn-line    1    visible=${False}
+    Element Should Show Text    svg#tokens-plot g.legend    context window
+    Element Count Should Be    table.requests tbody tr.request    ${requests}
+    FOR    ${number}    IN RANGE    1    ${requests + 1}
+        Element Count Should Be    table.requests tr[data-request="${number}"]    1
+        Element Count Should Be    svg#tokens-plot circle.point[data-request="${number}"]    1
+    END
+    Element Count Should Be    li.call    ${calls}
+    ${shown}=    Elements Attribute    li.call    data-fate
+    ${expected}=    Evaluate    [c["fate"] for c in $report["tool_calls"]]
+    Should Be Equal    ${shown}    ${expected}
+    Element Should Show Text    h1    ${TITLE}
+    Element Should Show Text    \#summary    ${report}[question]
+    Element Should Show Text    \#question    ${report}[question]
+    Element Should Show Text    \#answer    ${report}[answer]
+    Element Should Show Text    \#stop-reason    stop: answer
+    Element Should Show Text    \#context    pruning read_file fell back
+    Element Should Show Text    li.call    <script>alert('x')</script>
+    Take Report Screenshot    html-report.png
+    Browser Should Have Reported No Problems
+
+A Failed Run's Partial Report Shows The Error In Chromium
+    ${report}=    Run Failing Scripted Agent For Report    ${FOLDER}${/}failed
+    Should Be Equal    ${report}[stop_reason]    failed
+    ${requests}=    Get Length    ${report}[requests]
+    ${page}=    Write Report Page    ${report}    ${FOLDER}${/}failed.html
+    Open Report Page    ${page}
+    Page Title Should Be    ${TITLE}
+    Element Should Show Text    \#stop-reason    stop: failed
+    Element Should Show Text    \#error    ${report}[error]
+    Element Should Show Text    \#answer    the run failed before it answered
+    Element Count Should Be    svg#tokens-plot circle.point    ${requests}
+    Element Count Should Be    table.requests tbody tr.request    ${requests}
+    Take Report Screenshot    html-report-failed.png
+    Browser Should Have Reported No Problems
+
+An Empty Report Renders In Chromium
+    ${page}=    Write Report Page    ${{{}}}    ${FOLDER}${/}empty.html
+    Open Report Page    ${page}
+    Page Title Should Be    ${TITLE}
+    Element Count Should Be    svg#tokens-plot    1
+    Element Count Should Be    svg#tokens-plot circle.point    0
+    Element Should Show Text    \#requests    no requests recorded
+    Browser Should Have Reported No Problems
+
+
+*** Keywords ***
+Open Chromium
+    Remove Directory    ${FOLDER}    recursive=True
+    Chromium Should Be Installed
+    Start Browser
