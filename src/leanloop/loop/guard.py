@@ -6,6 +6,12 @@ reads (a file's size and modification time, so a deliberate re-read after a chan
 runs). A repeat gets a one-line reminder instead of a second copy of the result; after
 ``max_repeated_calls`` repeats in a row the loop stops offering tools and asks for the
 final answer.
+
+The guard never hides data. A call is a repeat only when its meta-arguments match too
+(``output_prune: false`` after a pruned result asks for something new: the whole
+output), and a call whose earlier result the model can no longer read whole — trimmed
+from the request view, cut by a cap, or pruned — runs again (:attr:`Rerun.unpruned`
+says to skip pruning, since the model asked again for what pruning left out).
 """
 
 from __future__ import annotations
@@ -16,12 +22,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CallGuard", "Fingerprint", "Repeat", "workspace_fingerprint"]
+__all__ = ["CallGuard", "Fingerprint", "Repeat", "Rerun", "Visibility", "workspace_fingerprint"]
 
 Fingerprint = Callable[[str, Mapping[str, Any]], object]
 """Returns what a call's result depends on (``None`` when unknown) for a name and args."""
 
+Visibility = Callable[[], str]
+"""Says what became of a result the model saw: ``kept``, ``trimmed``, ``cut``, ``pruned``…"""
+
 _REMINDER_CHARS = 240
+_NOT_WHOLE = frozenset({"trimmed", "pruned"})
 
 
 @dataclass(frozen=True)
@@ -33,6 +43,25 @@ class Repeat:
     """The one-line result given instead of running the tool again."""
 
 
+@dataclass(frozen=True)
+class Rerun:
+    """An earlier identical call whose result the model can no longer read whole."""
+
+    step: int
+    fate: str
+    """What became of the earlier result: ``trimmed``, ``cut`` or ``pruned``."""
+
+    @property
+    def unpruned(self) -> bool:
+        """Run without pruning: the model asked again for what an extract left out."""
+        return self.fate == "pruned"
+
+    @property
+    def note(self) -> str:
+        """The line the report keeps on the call."""
+        return f"ran again: the result of the same call at step {self.step} was {self.fate}"
+
+
 @dataclass
 class _Seen:
     """A call made in this run: where, and what it returned (``None`` while it runs)."""
@@ -40,6 +69,8 @@ class _Seen:
     step: int
     result: str | None = None
     ok: bool = True
+    fate: Visibility | None = None
+    """What became of the result since (trimmed, cut, pruned), when known."""
 
 
 @dataclass
@@ -52,27 +83,48 @@ class CallGuard:
     total_repeats: int = 0
     _seen: dict[str, _Seen] = field(default_factory=dict)
 
-    def check(self, name: str, args: Mapping[str, Any], *, step: int) -> Repeat | None:
+    def check(
+        self, name: str, args: Mapping[str, Any], *, step: int, meta: object = None
+    ) -> Repeat | Rerun | None:
         """Return the earlier call this one repeats, or ``None`` when it should run.
 
-        A call that may run is claimed at once, so an identical twin later in the same
-        reply counts as a repeat too (calls of one reply run concurrently).
+        ``meta`` is the call's meta-arguments (what it asked pruning to do): a call that
+        differs only there is not a repeat. A :class:`Rerun` means the call repeats one
+        whose result the model can no longer read whole: it runs again. A call that may
+        run is claimed at once, so an identical twin later in the same reply counts as a
+        repeat too (calls of one reply run concurrently).
         """
-        key = self._key(name, args)
+        key = self._key(name, args, meta)
         earlier = self._seen.get(key)
         if earlier is None:
             self._seen[key] = _Seen(step)
             return None
-        return Repeat(earlier.step, _reminder(earlier))
+        fate = earlier.fate() if earlier.fate is not None and earlier.ok else "kept"
+        if fate in _NOT_WHOLE:
+            self._seen[key] = _Seen(step)  # claimed anew: the rerun's twins are repeats
+            return Rerun(earlier.step, fate)
+        return Repeat(earlier.step, _reminder(earlier, cut=fate == "cut"))
 
     def remember(
-        self, name: str, args: Mapping[str, Any], *, step: int, result: str, ok: bool = True
+        self,
+        name: str,
+        args: Mapping[str, Any],
+        *,
+        step: int,
+        result: str,
+        ok: bool = True,
+        meta: object = None,
+        fate: Visibility | None = None,
     ) -> None:
-        """Record what a call that ran returned; failures too (they would fail again)."""
-        key = self._key(name, args)  # as things are now: after a write, the new content
+        """Record what a call that ran returned; failures too (they would fail again).
+
+        ``fate`` is asked later, when the call is repeated, what became of the result
+        (the report's record of the call knows whether it was trimmed, cut or pruned).
+        """
+        key = self._key(name, args, meta)  # as things are now: after a write, the new content
         earlier = self._seen.get(key)
         if earlier is None or earlier.result is None:
-            self._seen[key] = _Seen(earlier.step if earlier else step, result, ok)
+            self._seen[key] = _Seen(earlier.step if earlier else step, result, ok, fate)
 
     def end_round(self, *, repeated: int, ran: int) -> None:
         """Count a finished round: all calls repeated, or at least one new one ran."""
@@ -84,12 +136,12 @@ class CallGuard:
         """Whether the model kept repeating itself for ``max_repeats`` rounds in a row."""
         return self.repeats_in_a_row >= self.max_repeats
 
-    def _key(self, name: str, args: Mapping[str, Any]) -> str:
+    def _key(self, name: str, args: Mapping[str, Any], meta: object = None) -> str:
         marker = self.fingerprint(name, args) if self.fingerprint else None
-        return json.dumps([name, args, repr(marker)], sort_keys=True, default=str)
+        return json.dumps([name, args, repr(marker), repr(meta)], sort_keys=True, default=str)
 
 
-def _reminder(earlier: _Seen) -> str:
+def _reminder(earlier: _Seen, *, cut: bool = False) -> str:
     if earlier.result is None:  # a twin in the same reply: its result is right beside
         return (
             f"already called at step {earlier.step} with the same arguments (in this very "
@@ -103,6 +155,14 @@ def _reminder(earlier: _Seen) -> str:
             f"already called at step {earlier.step} with the same arguments, and it failed: "
             f"{first!r}. The same call fails the same way: change the arguments, use "
             "another tool, or answer from what you have."
+        )
+    if cut:
+        # The same call would be cut the same way: point at the rest instead.
+        last = earlier.result.rstrip().rpartition("\n")[2].strip()
+        return (
+            f"already called at step {earlier.step} with the same arguments, and its result "
+            f"was cut to fit the context; it ended: {last[:_REMINDER_CHARS]!r}. Ask for the "
+            "next part (a later offset, a narrower range) instead of the same call."
         )
     return (
         f"already called at step {earlier.step} with the same arguments; its result began: "

@@ -20,7 +20,7 @@ from langchain_core.runnables import RunnableConfig
 
 from leanloop import events
 from leanloop.loop import prompts
-from leanloop.loop.guard import CallGuard
+from leanloop.loop.guard import CallGuard, Repeat, Rerun
 from leanloop.pruning import Pruner, PruneRequest, PruneSettings, split_meta_arguments
 from leanloop.pruning.extract import task_context_from
 from leanloop.report import RunReport, ToolCallRecord
@@ -114,8 +114,12 @@ class ToolRunner:
             args, request = split_meta_arguments(call["args"])
         else:  # pruning off changes nothing: a stray meta-argument is the registry's to drop
             args, request = dict(call["args"]), PruneRequest()
-        repeat = self.guard.check(call["name"], args, step=step) if self.guard else None
-        if repeat is not None:
+        meta = request if self.pruner is not None else None
+        repeat = self.guard.check(call["name"], args, step=step, meta=meta) if self.guard else None
+        rerun = repeat if isinstance(repeat, Rerun) else None
+        if rerun is not None and rerun.unpruned:
+            request = PruneRequest(prune=False)
+        if isinstance(repeat, Repeat):
             record = ToolCallRecord(
                 step=step,
                 name=call["name"],
@@ -146,11 +150,19 @@ class ToolRunner:
             pruned=pruned,
             repaired=outcome.repaired,
             repaired_from=outcome.repaired_from,
-            notes=list(outcome.notes),
+            notes=[*outcome.notes, *([rerun.note] if rerun else [])],
             cut_from=cut_from,
         )
         if self.guard is not None:
-            self.guard.remember(call["name"], args, step=step, result=capped, ok=outcome.ok)
+            self.guard.remember(
+                call["name"],
+                args,
+                step=step,
+                result=capped,
+                ok=outcome.ok,
+                meta=meta,
+                fate=lambda: record.fate,
+            )
         return CallResult(call, capped, outcome.ok), record
 
     async def _prune(
