@@ -135,3 +135,24 @@ Feature: Budget token estimator
     And the server counts the estimated request at half the estimator's tokens
     And the estimator estimates the history
     Then the second estimate has fewer estimator tokens than the first
+
+  Scenario Outline: A template that drops the tool list after tool results does not skew the ratio
+    Given a simulated server counting <ratio> characters a token that <drops> the tool list after tool results
+    When a run of 6 tool rounds with 2500 characters of tool schemas is estimated and counted by it
+    Then every estimate from request <from> on is within 10% of the server's count
+    And the estimator says the endpoint <says> the tool list on answer turns
+
+    # The first answer turn cannot know yet (request 2 counts the schemas: an estimate
+    # too high, which is the safe side); a ratio far from the 3.3 prior takes two replies.
+    Examples:
+      | ratio | drops | says  | from |
+      | 3.0   | drops | drops | 3    |
+      | 3.0   | keeps | keeps | 2    |
+      | 4.2   | drops | drops | 3    |
+      | 2.2   | keeps | keeps | 4    |
+
+  Scenario: A server known to drop the tool list is estimated right from the first answer turn
+    Given a simulated server counting 3.0 characters a token that drops the tool list after tool results
+    And the estimator knows from the server's template that it drops the tool list
+    When a run of 6 tool rounds with 2500 characters of tool schemas is estimated and counted by it
+    Then every estimate from request 2 on is within 10% of the server's count

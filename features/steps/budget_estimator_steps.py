@@ -323,3 +323,64 @@ def step_fewer(context: Context) -> None:
     first, second = context.budget_estimates[-2:]
     assert first.chars == second.chars
     assert second.tokens < first.tokens, (first, second)
+
+
+# --- templates that drop the tool list on answer turns ------------------------------------
+
+
+@given(
+    "a simulated server counting {ratio:f} characters a token that {drops:w} the tool list "
+    "after tool results"
+)
+def step_template_server(context: Context, ratio: float, drops: str) -> None:
+    context.budget_sim = {"ratio": ratio, "drops": drops == "drops"}
+    context.budget_counter = MessageCounter(TokenEstimator())
+
+
+@when(
+    "a run of {rounds:d} tool rounds with {schemas:d} characters of tool schemas is estimated "
+    "and counted by it"
+)
+def step_template_run(context: Context, rounds: int, schemas: int) -> None:
+    counter: MessageCounter = context.budget_counter
+    sim = context.budget_sim
+    tools = [{"type": "function", "function": {"name": "t", "description": "d" * (schemas - 64)}}]
+    tool_chars = schema_chars(tools)
+    history: list[BaseMessage] = [HumanMessage(content="Which port does the service use? " * 4)]
+    context.budget_pairs = []
+    for step in range(rounds + 1):
+        estimate = counter.estimate(history, tools)
+        answer_turn = isinstance(history[-1], ToolMessage)
+        sent = counter.total_chars(history) + (0 if sim["drops"] and answer_turn else tool_chars)
+        reported = max(1, round(sent / sim["ratio"]))
+        context.budget_pairs.append((estimate.tokens, reported))
+        counted = 0 if counter.drops_tools(history) else tool_chars
+        counter.estimator.observe_request(
+            message_chars=estimate.chars - counted,
+            tool_chars=tool_chars,
+            answer_turn=answer_turn,
+            input_tokens=reported,
+        )
+        call = {"name": "read_file", "args": {"path": f"part{step}.txt"}, "id": f"c{step}"}
+        history += [
+            AIMessage(content="", tool_calls=[call]),
+            ToolMessage(content="line of the file\n" * (40 + 15 * step), tool_call_id=f"c{step}"),
+        ]
+
+
+@given("the estimator knows from the server's template that it drops the tool list")
+def step_template_known(context: Context) -> None:
+    context.budget_counter.estimator.drops_tools_on_answer_turns = True
+
+
+@then("every estimate from request {first:d} on is within 10% of the server's count")
+def step_template_close(context: Context, first: int) -> None:
+    pairs = context.budget_pairs[first - 1 :]
+    worst = max(abs(est - got) / got for est, got in pairs)
+    assert worst <= 0.10, f"worst {worst:.1%}: {context.budget_pairs}"
+
+
+@then("the estimator says the endpoint {says:w} the tool list on answer turns")
+def step_template_flag(context: Context, says: str) -> None:
+    drops = context.budget_counter.estimator.drops_tools_on_answer_turns
+    assert drops == (says == "drops"), drops

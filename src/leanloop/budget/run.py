@@ -30,6 +30,7 @@ from leanloop.budget import (
     is_trimmed,
     small_window_warning,
 )
+from leanloop.budget.tokens import is_answer_turn, schema_chars
 from leanloop.report import RunReport
 from leanloop.spec.types import AgentSpec, ModelSpec
 
@@ -91,6 +92,8 @@ class RunBudget:
             max_tokens=spec.model.max_tokens,
         )
         self.counter = MessageCounter(estimator_for(*_endpoint(spec.model, model)))
+        if window.drops_tools_on_answer_turns:
+            self.counter.estimator.drops_tools_on_answer_turns = True
         self.report = report
         self.config = config
         self._warned = False
@@ -193,7 +196,14 @@ class RunBudget:
         usage: Mapping[str, Any] = reply.usage_metadata or {}
         reported = usage.get("input_tokens")
         if isinstance(reported, int) and reported > 0:
-            self.counter.estimator.observe(estimated_chars=prepared.chars, input_tokens=reported)
+            tools = schema_chars(prepared.tools)
+            counted = 0 if self.counter.drops_tools(prepared.messages) else tools
+            self.counter.estimator.observe_request(
+                message_chars=prepared.chars - counted,
+                tool_chars=tools,
+                answer_turn=is_answer_turn(prepared.messages),
+                input_tokens=reported,
+            )
             return reported
         return None
 

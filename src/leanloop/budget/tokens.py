@@ -8,6 +8,14 @@ since code and paths run shorter than prose, and every reply whose usage reports
 measured on exactly the basis the estimate uses, the per-message overhead and the chat
 template's extra tokens are learned along with the tokenizer.
 
+Some chat templates leave the tool list out of the prompt on the turn right after tool
+results (leanloop's own template for the embedded model does, ADR 0004). A reply to such
+a request was counted without the schemas the estimate included; learning from it as if
+they were counted would teach a ratio that is too high. So an answer-turn sample is read
+both ways, and the reading closer to what the estimator knows wins
+(:meth:`TokenEstimator.observe_request`); once the estimator has seen an endpoint drop the
+list, its estimates of answer turns leave the schemas out too.
+
 A model's own tokenizer (``get_num_tokens_from_messages``) is deliberately not used: for
 OpenAI models it goes through tiktoken, which downloads its encodings on first use and can
 hang without a network, and for other models it falls back to a GPT-2 tokenizer that is no
@@ -33,6 +41,7 @@ __all__ = [
     "MessageCounter",
     "TokenEstimator",
     "estimator_for",
+    "is_answer_turn",
     "message_chars",
     "schema_chars",
 ]
@@ -64,6 +73,8 @@ class TokenEstimator:
         self._ratio = _clamp(chars_per_token)
         self._smoothing = smoothing
         self._observations = 0
+        self.drops_tools_on_answer_turns = False
+        """Whether the endpoint's template leaves the tool list out after tool results."""
         # Concurrent runs against one endpoint share an estimator; observe is read-modify-write.
         self._lock = threading.Lock()
 
@@ -100,6 +111,34 @@ class TokenEstimator:
             self._ratio = _clamp(blended)
             self._observations += 1
             return self._ratio
+
+    def observe_request(
+        self, *, message_chars: int, tool_chars: int, answer_turn: bool, input_tokens: int
+    ) -> float:
+        """Correct the ratio from one request, knowing which of its parts a template may drop.
+
+        Args:
+            message_chars: The characters of the request's messages.
+            tool_chars: The characters of the tool schemas sent with it.
+            answer_turn: Whether the request ends with a tool result (the turn a template
+                may leave the tool list out of).
+            input_tokens: The prompt tokens the server reported.
+
+        Returns:
+            The corrected ratio.
+        """
+        if not answer_turn or tool_chars <= 0 or input_tokens <= 0:
+            return self.observe(
+                estimated_chars=message_chars + tool_chars, input_tokens=input_tokens
+            )
+        counted = (message_chars + tool_chars) / input_tokens
+        dropped = message_chars / input_tokens
+        # Which reading agrees with what we know? Ratios compare on a log scale.
+        known = self._ratio
+        drops = abs(math.log(dropped / known)) < abs(math.log(counted / known))
+        self.drops_tools_on_answer_turns = drops
+        chars = message_chars if drops else message_chars + tool_chars
+        return self.observe(estimated_chars=chars, input_tokens=input_tokens)
 
 
 def _clamp(ratio: float) -> float:
@@ -204,9 +243,17 @@ class MessageCounter:
         tools: Sequence[Mapping[str, Any]] = (),
         extra_chars: int = 0,
     ) -> Estimate:
-        """Estimate a request: its messages, the tool schemas sent and any extra text."""
-        chars = self.total_chars(messages) + schema_chars(tools) + max(extra_chars, 0)
+        """Estimate a request: its messages, the tool schemas sent and any extra text.
+
+        The schemas are left out of an answer turn when the endpoint's template drops them.
+        """
+        schemas = 0 if self.drops_tools(messages) else schema_chars(tools)
+        chars = self.total_chars(messages) + schemas + max(extra_chars, 0)
         return Estimate(chars, self.estimator.tokens(chars))
+
+    def drops_tools(self, messages: Sequence[BaseMessage]) -> bool:
+        """Whether the server will leave the tool list out of a request of ``messages``."""
+        return self.estimator.drops_tools_on_answer_turns and is_answer_turn(messages)
 
     def count_fn(
         self, *, tools: Sequence[Mapping[str, Any]] = (), extra_chars: int = 0
@@ -215,11 +262,12 @@ class MessageCounter:
 
         The schemas are measured once here, not on every call.
         """
-        fixed = schema_chars(tools) + max(extra_chars, 0)
+        schemas, extra = schema_chars(tools), max(extra_chars, 0)
 
         def count(messages: Sequence[BaseMessage]) -> int:
             if len(messages) == 1:  # fit's per-message deltas: skip the prefix bookkeeping
-                return self.estimator.tokens(self.chars(messages[0]) + fixed)
+                return self.estimator.tokens(self.chars(messages[0]) + schemas + extra)
+            fixed = extra + (0 if self.drops_tools(messages) else schemas)
             return self.estimator.tokens(self.total_chars(messages) + fixed)
 
         return count
@@ -236,6 +284,11 @@ class MessageCounter:
         if len(self._cache) > self._max_entries:
             self._cache.popitem(last=False)
         return chars
+
+
+def is_answer_turn(messages: Sequence[BaseMessage]) -> bool:
+    """Whether a request of ``messages`` ends with a native tool result."""
+    return bool(messages) and isinstance(messages[-1], ToolMessage)
 
 
 def _extends(messages: Sequence[BaseMessage], prefix: list[BaseMessage]) -> bool:

@@ -19,6 +19,7 @@ pay for a probe every time and a server that starts late is noticed soon.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import ipaddress
 import logging
@@ -39,6 +40,7 @@ __all__ = [
     "OLLAMA_DEFAULT_URL",
     "PROBE_TIMEOUT_S",
     "SMALL_WINDOW_TOKENS",
+    "TEMPLATE_DROPS_TOOLS",
     "Window",
     "WindowResolver",
     "default_resolver",
@@ -49,6 +51,9 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_HOSTED_WINDOW = 128_000
 """Window assumed for a hosted API whose model profile does not say."""
+
+TEMPLATE_DROPS_TOOLS = "leanloop:answer-turn-drops-tools"
+"""The mark a chat template carries when it leaves the tool list out after tool results."""
 DEFAULT_LOCAL_WINDOW = 32_768
 """Window assumed for a local server that will not say."""
 SMALL_WINDOW_TOKENS = 8_192
@@ -75,6 +80,7 @@ class Window:
         source: ``config``, ``server:llama.cpp``, ``server:openai-models``,
             ``server:lm-studio``, ``server:ollama-ps``, ``server:ollama-show``, ``profile``,
             ``default:hosted`` or ``default:local``.
+        drops_tools_on_answer_turns: See the field.
         note: Why the figure is only a default (the probe failed, or the host is hosted
             and says nothing), so reports can say so; ``None`` for a figure a server,
             the configuration or the model profile gave.
@@ -83,6 +89,9 @@ class Window:
     tokens: int
     source: str
     note: str | None = None
+    drops_tools_on_answer_turns: bool = False
+    """The server's chat template leaves the tool list out after tool results (it says so
+    with the ``leanloop:answer-turn-drops-tools`` mark, as leanloop's own template does)."""
 
 
 @dataclass(frozen=True)
@@ -249,7 +258,11 @@ class _Probe:
             return None
         settings = body.get("default_generation_settings")
         n_ctx = settings.get("n_ctx") if isinstance(settings, Mapping) else None
-        return _window(n_ctx if n_ctx is not None else body.get("n_ctx"), "server:llama.cpp")
+        found = _window(n_ctx if n_ctx is not None else body.get("n_ctx"), "server:llama.cpp")
+        template = body.get("chat_template")
+        if found is not None and isinstance(template, str) and TEMPLATE_DROPS_TOOLS in template:
+            found = dataclasses.replace(found, drops_tools_on_answer_turns=True)
+        return found
 
     async def _openai_models(self) -> Window | None:
         entry = _pick(await self._json("GET", f"{self._base}/models"), "data", self._model)
