@@ -76,6 +76,7 @@ def _continue_from(footer: str, last: int) -> str:
     """The tool's continuation line, pointing after ``last``, the last line shown."""
     footer = re.sub(r"(\blines \d[\d,]*)-[\d,]+", lambda m: f"{m.group(1)}-{last:,}", footer)
     footer = re.sub(r"\boffset=\d+", f"offset={last + 1}", footer)
+    footer = footer.replace("; end of file", "")  # it no longer is: the cut came first
     if "next:" not in footer:
         footer = footer[:-1] + f"; next: offset={last + 1}]"
-    return footer.replace("; end of file]", "]")
+    return footer
