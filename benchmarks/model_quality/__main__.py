@@ -1,6 +1,7 @@
 """``python -m benchmarks.model_quality``: run the tasks and print (and write) the report.
 
-Starts llama-server from leanloop's cache (``leanloop local setup`` first) once per
+Starts llama-server from leanloop's cache (``leanloop local setup [--model NAME]`` first;
+``--model`` picks a model of the catalog, the default one when omitted) once per
 protocol mode: ``native`` with leanloop's chat template, ``text`` with the model's own
 template. Runs every task once per loop, sequentially (the 2-core machine has room for
 one server at a time). Takes about 15-25 minutes for the full matrix.
@@ -19,10 +20,18 @@ import time
 from pathlib import Path
 
 from benchmarks.local_server import free_port
+from benchmarks.model_quality import runner
 from benchmarks.model_quality.report import ReportInfo, markdown_report, summary_rows
 from benchmarks.model_quality.runner import TaskResult, Variant, run_task
 from benchmarks.model_quality.tasks import TASKS, QualityTask, write_workspace
-from leanloop.localmodel import ServerOptions, running_server
+from leanloop.localmodel import (
+    DEFAULT_MODEL,
+    MODEL_CATALOG,
+    ModelPin,
+    ServerOptions,
+    cache_paths,
+    running_server,
+)
 
 CTX_SIZE = 8192
 RESULTS = Path(__file__).resolve().parent.parent / "results"
@@ -37,29 +46,35 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     logging.basicConfig(level=logging.ERROR)
     tasks = [t for t in TASKS if not args.task or t.key in args.task][: args.limit]
+    pin = MODEL_CATALOG[args.model]
+    if args.timeout is not None:
+        runner.REQUEST_TIMEOUT_S = args.timeout
     started = time.perf_counter()
     # One event loop for all runs: langchain_openai caches its async HTTP client per
     # process, and a client opened on a closed loop fails ("Event loop is closed").
-    results = asyncio.run(_run_all(args.modes, args.loops, tasks))
+    results = asyncio.run(_run_all(args.modes, args.loops, tasks, pin))
+    model = pin.description.split(",")[0]
     info = ReportInfo(
         date=datetime.datetime.now(datetime.UTC).date().isoformat(),
         command="python -m benchmarks.model_quality " + " ".join(argv or sys.argv[1:]),
         seconds=time.perf_counter() - started,
-        server=f"llama-server, Qwen2.5-Coder-0.5B-Instruct Q4_K_M, --ctx-size {CTX_SIZE}, "
+        server=f"llama-server, {model} Q4_K_M, --ctx-size {CTX_SIZE}, "
         "temperature 0, one run per task",
     )
     text = markdown_report(info, results)
     print(text)
     if args.write:
         RESULTS.mkdir(parents=True, exist_ok=True)
-        (RESULTS / "model_quality.md").write_text(text, encoding="utf-8")
+        # The default model's report keeps its name; another model's gets its own files.
+        stem = "model_quality" if pin.name == DEFAULT_MODEL else f"model_quality-{pin.name}"
+        (RESULTS / f"{stem}.md").write_text(text, encoding="utf-8")
         rows = [r.as_dict() for r in results]
-        (RESULTS / "model_quality.json").write_text(json.dumps(rows, indent=1), encoding="utf-8")
+        (RESULTS / f"{stem}.json").write_text(json.dumps(rows, indent=1), encoding="utf-8")
     return 0 if summary_rows(results) else 1
 
 
 async def _run_all(
-    modes: list[str], loops: list[str], tasks: list[QualityTask]
+    modes: list[str], loops: list[str], tasks: list[QualityTask], pin: ModelPin
 ) -> list[TaskResult]:
     results: list[TaskResult] = []
     with tempfile.TemporaryDirectory(prefix="model-quality-") as folder:
@@ -68,7 +83,12 @@ async def _run_all(
             variants = [v for v in _VARIANTS[mode] if v in loops]
             if not variants:
                 continue
-            options = ServerOptions(port=free_port(), ctx_size=CTX_SIZE, template=mode == "native")
+            options = ServerOptions(
+                port=free_port(),
+                ctx_size=CTX_SIZE,
+                template=mode == "native",
+                model=cache_paths().model_path(pin.filename),
+            )
             with running_server(options) as server:
                 for variant in variants:
                     for task in tasks:
@@ -97,7 +117,22 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--task", action="append", help="run only this task (repeatable)")
     parser.add_argument("--limit", type=int, default=None, help="run the first N tasks only")
     parser.add_argument(
-        "--write", action="store_true", help="write benchmarks/results/model_quality.{md,json}"
+        "--model",
+        choices=list(MODEL_CATALOG),
+        default=DEFAULT_MODEL,
+        help=f"the catalog model to serve (default {DEFAULT_MODEL}; `leanloop local setup "
+        "--model NAME` first)",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        help=f"seconds per request (default {runner.REQUEST_TIMEOUT_S:g}; more on a busy machine)",
+    )
+    parser.add_argument(
+        "--write",
+        action="store_true",
+        help="write benchmarks/results/model_quality[-MODEL].{md,json}",
     )
     return parser
 

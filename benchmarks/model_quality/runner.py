@@ -135,7 +135,7 @@ def _agent_document(variant: Variant, mode: str, base_url: str, workspace: Path)
 class _NoGuard(CallGuard):
     """A guard that never finds a repeat: every call runs, as before the guard existed."""
 
-    def check(self, name: str, args: Mapping[str, Any], *, step: int) -> None:
+    def check(self, name: str, args: Mapping[str, Any], *, step: int, meta: object = None) -> None:
         return None
 
 
@@ -148,7 +148,7 @@ def help_switched_off() -> Iterator[None]:
     part of the tool registry's validation, which has no off switch.
     """
     with (
-        mock.patch("leanloop.loop.CallGuard", _NoGuard),
+        mock.patch("leanloop.loop.driver.CallGuard", _NoGuard),
         mock.patch("leanloop.tools.registry.repair_call", lambda *a, **k: None),
     ):
         yield

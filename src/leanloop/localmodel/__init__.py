@@ -16,6 +16,7 @@ from leanloop._imports import lazy_exports
 
 if TYPE_CHECKING:
     from leanloop.localmodel.install import SetupOptions, SetupResult, setup_local_model
+    from leanloop.localmodel.model import DEFAULT_MODEL, MODEL_CATALOG, ModelPin, model_pin
     from leanloop.localmodel.paths import (
         DEFAULT_CTX_SIZE,
         DEFAULT_PORT,
@@ -36,16 +37,20 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_CTX_SIZE",
+    "DEFAULT_MODEL",
     "DEFAULT_PORT",
     "MODEL_ALIAS",
+    "MODEL_CATALOG",
     "TEMPLATE_FILE",
     "CachePaths",
+    "ModelPin",
     "ServerOptions",
     "ServerRecord",
     "ServerStatus",
     "SetupOptions",
     "SetupResult",
     "cache_paths",
+    "model_pin",
     "running_server",
     "server_status",
     "setup_local_model",
@@ -57,6 +62,10 @@ _HOME = {
     "SetupOptions": ".install",
     "SetupResult": ".install",
     "setup_local_model": ".install",
+    "DEFAULT_MODEL": ".model",
+    "MODEL_CATALOG": ".model",
+    "ModelPin": ".model",
+    "model_pin": ".model",
     "DEFAULT_CTX_SIZE": ".paths",
     "DEFAULT_PORT": ".paths",
     "MODEL_ALIAS": ".paths",

@@ -26,17 +26,20 @@ Handler = Callable[[argparse.Namespace], int]
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add ``local {setup,start,stop,status}`` and ``demo`` to ``subparsers``."""
+    """Add ``local {setup,start,stop,status,models}`` and ``demo`` to ``subparsers``."""
     local = subparsers.add_parser(
         "local",
         help="set up and run the embedded llama.cpp server",
-        description="The embedded local model: llama-server with Qwen2.5-Coder-0.5B.",
+        description="The embedded local model: llama-server with Qwen2.5-Coder-0.5B "
+        "(or another model of the catalog: `leanloop local models`).",
     )
     commands = local.add_subparsers(dest="local_command", metavar="COMMAND", required=True)
     setup = commands.add_parser("setup", help="build the server and fetch the model (once)")
+    _model_option(setup)
     setup.set_defaults(handler=cmd_setup)
     start = commands.add_parser("start", help="start a server in the background")
     _port_option(start)
+    _model_option(start)
     start.add_argument("--ctx-size", type=_positive, default=DEFAULT_CTX_SIZE, metavar="TOKENS",
                        help=f"context window in tokens (default {DEFAULT_CTX_SIZE})")  # fmt: skip
     start.add_argument("--no-template", action="store_true",
@@ -48,8 +51,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     status = commands.add_parser("status", help="show the server on a port (exit 1: not running)")
     _port_option(status)
     status.set_defaults(handler=cmd_status)
+    models = commands.add_parser("models", help="list the models --model can name")
+    models.set_defaults(handler=cmd_models)
     demo = subparsers.add_parser("demo", help="ask the example agent a question, locally")
     _port_option(demo)
+    _model_option(demo)
     demo.add_argument("--question", default=None, help="what to ask the demo agent")
     demo.add_argument("--file", type=Path, default=None, help="agents file (default: examples/)")
     demo.set_defaults(handler=cmd_demo)
@@ -58,10 +64,19 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def cmd_setup(args: argparse.Namespace) -> int:
     """``leanloop local setup``."""
 
-    from leanloop.localmodel.install import setup_local_model  # noqa: PLC0415
+    from leanloop.localmodel.install import SetupOptions, setup_local_model  # noqa: PLC0415
+    from leanloop.localmodel.model import model_pin  # noqa: PLC0415
+
+    try:
+        options = SetupOptions(pin=model_pin(args.model))
+    except LeanloopError as exc:
+        _err(str(exc))
+        return 2
 
     def action() -> int:
-        result = setup_local_model(cache_paths(), progress=_progress(time.monotonic()))
+        result = setup_local_model(
+            cache_paths(), options=options, progress=_progress(time.monotonic())
+        )
         built = "built now" if result.built else "reused"
         assembled = "assembled now" if result.assembled else "reused"
         _out(f"server: {result.server} ({built})")
@@ -74,12 +89,16 @@ def cmd_setup(args: argparse.Namespace) -> int:
 
 def cmd_start(args: argparse.Namespace) -> int:
     """``leanloop local start``."""
+    from leanloop.localmodel.model import model_pin  # noqa: PLC0415
     from leanloop.localmodel.server import ServerOptions, start_server  # noqa: PLC0415
 
     try:
+        # Without --model the server gets the cache's default model file, as it always did.
+        model = None if args.model is None else model_pin(args.model).filename
         options = ServerOptions(
-            port=args.port, ctx_size=args.ctx_size, template=not args.no_template
-        )
+            port=args.port, ctx_size=args.ctx_size, template=not args.no_template,
+            model=None if model is None else cache_paths().model_path(model),
+        )  # fmt: skip
     except LeanloopError as exc:
         _err(str(exc))
         return 2
@@ -122,16 +141,34 @@ def cmd_status(args: argparse.Namespace) -> int:
     return _guarded(action)
 
 
+def cmd_models(args: argparse.Namespace) -> int:
+    """``leanloop local models``: the catalog, the default first, and what is cached."""
+    from leanloop.localmodel.model import DEFAULT_MODEL, MODEL_CATALOG  # noqa: PLC0415
+
+    where = cache_paths()
+    for name, pin in sorted(MODEL_CATALOG.items(), key=lambda item: item[0] != DEFAULT_MODEL):
+        default = " (default)" if name == DEFAULT_MODEL else ""
+        cached = "cached" if where.model_path(pin.filename).is_file() else "not set up"
+        _out(f"{name}{default}: {pin.description}; {cached}")
+    return 0
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     """``leanloop demo``."""
     from leanloop.localmodel.demo import DEMO_QUESTION, run_demo  # noqa: PLC0415
+    from leanloop.localmodel.model import model_pin  # noqa: PLC0415
     from leanloop.report import format_report  # noqa: PLC0415
 
     question = args.question or DEMO_QUESTION
+    try:
+        pin = None if args.model is None else model_pin(args.model)
+    except LeanloopError as exc:
+        _err(str(exc))
+        return 2
 
     def action() -> int:
         result = run_demo(
-            question, port=args.port, agents_file=args.file,
+            question, port=args.port, agents_file=args.file, model=pin,
             progress=_progress(time.monotonic()),
         )  # fmt: skip
         _out(f"question: {question}")
@@ -164,6 +201,12 @@ def _guarded(action: Callable[[], int]) -> int:
 def _port_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--port", type=_port, default=DEFAULT_PORT,
                         help=f"port on 127.0.0.1 (default {DEFAULT_PORT})")  # fmt: skip
+
+
+def _model_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--model", default=None, metavar="NAME",
+                        help="a model of the catalog (`leanloop local models`; "
+                        "default qwen2.5-coder-0.5b)")  # fmt: skip
 
 
 def _port(text: str) -> int:

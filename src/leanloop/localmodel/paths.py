@@ -3,7 +3,8 @@
 Everything lives under one cache folder, ``$LEANLOOP_CACHE`` or ``~/.cache/leanloop``::
 
     bin/llama-server                                    the server, built once from source
-    models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf      the model, assembled from PyPI wheels
+    models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf      the default model, from PyPI wheels
+    models/<file>.gguf                                  other catalog models (``--model``)
     run/<port>.pid                                      one PID file per running server
     run/<port>.log                                      that server's stdout and stderr
     build/                                              the source build (removed once it worked)
@@ -31,6 +32,7 @@ __all__ = [
 CACHE_ENV = "LEANLOOP_CACHE"
 """The environment variable that moves the cache folder."""
 MODEL_FILENAME = "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
+"""The default model's file (the catalog in ``model.py`` names the others)."""
 MODEL_ALIAS = "local-test"
 """The model name the server answers to (``--alias``); the example YAML uses it."""
 DEFAULT_PORT = 8765
@@ -59,7 +61,12 @@ class CachePaths:
 
     @property
     def model_file(self) -> Path:
+        """The default model's file."""
         return self.models_dir / MODEL_FILENAME
+
+    def model_path(self, filename: str) -> Path:
+        """The cached file of a model named ``filename`` (a catalog pin's ``filename``)."""
+        return self.models_dir / filename
 
     @property
     def run_dir(self) -> Path:

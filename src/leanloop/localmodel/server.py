@@ -26,6 +26,7 @@ from typing import Any
 import httpx
 
 from leanloop.exceptions import LocalModelError
+from leanloop.localmodel.model import DEFAULT_MODEL, model_for_file
 from leanloop.localmodel.paths import (
     DEFAULT_CTX_SIZE,
     DEFAULT_PORT,
@@ -71,7 +72,8 @@ class ServerOptions:
     binary: Path | None = None
     """The server executable; the cache's ``bin/llama-server`` when ``None``."""
     model: Path | None = None
-    """The GGUF file; the cache's model when ``None``."""
+    """The GGUF file; the cache's default model when ``None`` (``--model NAME`` passes
+    ``paths.model_path(model_pin(NAME).filename)``)."""
     detached: bool = True
     """Keep running after the starting process exits (``leanloop local start``). ``False``
     ties the server to the starting process: on Linux it gets SIGTERM when that process
@@ -95,6 +97,9 @@ class ServerStatus:
     running: bool
     pid: int | None = None
     model: str | None = None
+    """The GGUF file the server serves."""
+    model_name: str | None = None
+    """That file's name in the model catalog (``None`` for a file the catalog lacks)."""
     n_ctx: int | None = None
     """The window the server reports in ``/props`` (``None`` when it did not answer)."""
     log: Path | None = None
@@ -108,6 +113,7 @@ class ServerStatus:
             ("port", self.port),
             ("pid", self.pid),
             ("model", self.model),
+            ("model name", self.model_name),
             ("n_ctx", self.n_ctx),
             ("log", self.log),
             ("note", self.note),
@@ -168,7 +174,7 @@ def start_server(
     cmd = server_command(opts, where)
     for needed in (Path(cmd[0]), Path(cmd[2])):
         if not needed.is_file():
-            msg = f"{needed} is missing: run `leanloop local setup` first"
+            msg = f"{needed} is missing: run `leanloop local setup{_model_flag(cmd[2])}` first"
             raise LocalModelError(msg)
     log = where.log_file(opts.port)
     log.parent.mkdir(parents=True, exist_ok=True)
@@ -226,9 +232,11 @@ def server_status(port: int = DEFAULT_PORT, *, paths: CachePaths | None = None) 
     props = _get_json(f"{record.base_url}/props")
     settings = props.get("default_generation_settings") if props else None
     n_ctx = settings.get("n_ctx") if isinstance(settings, dict) else None
-    model = props.get("model_path") if props else None
+    model = str((props.get("model_path") if props else None) or record.model)
+    pin = model_for_file(model)
     return ServerStatus(
-        port=port, running=True, pid=record.pid, model=str(model or record.model),
+        port=port, running=True, pid=record.pid, model=model,
+        model_name=pin.name if pin else None,
         n_ctx=n_ctx if isinstance(n_ctx, int) else None, log=Path(record.log),
         note=None if props else "the server did not answer GET /props",
     )  # fmt: skip
@@ -267,6 +275,12 @@ def _merge(
     if ctx_size is not None:
         changes["ctx_size"] = ctx_size
     return dataclasses.replace(opts, **changes) if changes else opts
+
+
+def _model_flag(model: str) -> str:
+    """`` --model NAME`` for a catalog model other than the default, else nothing."""
+    pin = model_for_file(model)
+    return f" --model {pin.name}" if pin is not None and pin.name != DEFAULT_MODEL else ""
 
 
 def _refuse_busy_port(port: int, paths: CachePaths) -> None:
