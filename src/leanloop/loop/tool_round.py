@@ -19,10 +19,12 @@ from langchain_core.messages import BaseMessage, ToolCall
 from langchain_core.runnables import RunnableConfig
 
 from leanloop import events
+from leanloop.budget import parse_overflow
+from leanloop.budget.server_tokens import default_token_counter, tokenize_root
 from leanloop.loop import prompts
 from leanloop.loop.guard import CallGuard, Repeat, Rerun
 from leanloop.pruning import Pruner, PruneRequest, PruneSettings, split_meta_arguments
-from leanloop.pruning.extract import task_context_from
+from leanloop.pruning.extract import CountRatio, task_context_from
 from leanloop.report import RunReport, ToolCallRecord
 from leanloop.spec.types import AgentSpec
 from leanloop.textcap import cap_text
@@ -44,9 +46,15 @@ class CallResult:
 def make_pruner(
     spec: AgentSpec, model: BaseChatModel, *, window_tokens: int, chars_per_token: float
 ) -> Pruner | None:
-    """The agent's pruner, or ``None`` when pruning is off."""
+    """The agent's pruner, or ``None`` when pruning is off.
+
+    The pruner sizes chunks with token counts from the pruning model's own server when
+    it is a local llama.cpp (``/tokenize``), and cuts a chunk in two when the server
+    refuses it for its size (:func:`leanloop.budget.parse_overflow`).
+    """
     if not spec.allow_tool_output_pruning:
         return None
+    pruning = spec.pruning_model or spec.model
     settings = PruneSettings(
         min_chars=spec.pruning_min_chars,
         timeout=spec.pruning_timeout,
@@ -54,8 +62,25 @@ def make_pruner(
         verify=spec.pruning_verify,
         window_tokens=window_tokens,
         chars_per_token=chars_per_token,
+        reply_limit=pruning.max_tokens,
     )
-    return Pruner(model, settings)
+    count_ratio: CountRatio | None = None
+    base_url, api_key = pruning.base_url, pruning.api_key
+    # Ollama has no /tokenize; hosted APIs are never asked (tokenize_root says None).
+    if pruning.provider not in (None, "ollama") and tokenize_root(base_url) is not None:
+        counter = default_token_counter()
+
+        async def count(sample: str) -> float | None:
+            return await counter.chars_per_token(base_url, sample, api_key=api_key)
+
+        count_ratio = count
+
+    return Pruner(
+        model,
+        settings,
+        count_ratio=count_ratio,
+        too_large=lambda exc: parse_overflow(exc) is not None,
+    )
 
 
 class ToolRunner:

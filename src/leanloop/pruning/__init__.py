@@ -10,7 +10,13 @@ short tool message, or the raw output when anything goes wrong
 
 from __future__ import annotations
 
-from leanloop.pruning.extract import PruneOutcome, Pruner, PruneSettings, task_context_from
+from leanloop.pruning.extract import (
+    PruneOutcome,
+    Pruner,
+    PruneSettings,
+    UnreadRange,
+    task_context_from,
+)
 from leanloop.pruning.markers import (
     RESERVED_MARKERS,
     PruneFormatError,
@@ -41,6 +47,7 @@ __all__ = [
     "PruneRequest",
     "PruneSettings",
     "Pruner",
+    "UnreadRange",
     "augment_tool_schemas",
     "escape_reserved",
     "format_pruned",

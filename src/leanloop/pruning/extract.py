@@ -8,16 +8,30 @@ checked line by line against the raw output, and turned into a short tool messag
 says how much was left out and how to get it all. An output too large for the pruning
 model's window is split into chunks that are extracted concurrently and merged in order.
 
-The pass never fails a run: an exception, a timeout or an unparseable answer means
-the raw output is used as it is, with a warning. Only cancellation propagates.
+Chunks are sized from the output's own characters per token: counted by the pruning
+model's server when the loop injects a ``count_ratio`` (llama.cpp ``/tokenize``), else
+estimated from the kind of characters (:func:`estimate_chars_per_token`), with a 15%
+margin. A chunk the server refuses for its size (the injected ``too_large`` predicate)
+is cut in two and retried, at most four times deep. Each request has its own timeout:
+``PruneSettings.timeout`` at least, and three times what the measured speed of earlier
+answers predicts for its size; both are multiplied by the requests in flight, since a
+llama.cpp server with one slot answers them one after another.
+
+The pass never fails a run. A chunk that fails (an exception, a timeout, an
+unparseable answer) costs only its own lines: the extracts of the other chunks are kept
+and the info block names the lines that were not read and how to ask for them. Only
+when every chunk fails is the raw output used as it is, with a warning. Only
+cancellation propagates.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
+import re
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 from langchain_core.language_models import BaseChatModel
@@ -32,16 +46,28 @@ from leanloop.pruning.markers import (
     restore_reserved,
 )
 from leanloop.pruning.prompt import (
+    Chunk,
     build_messages,
     chunk_budget,
-    overhead_chars,
+    estimate_chars_per_token,
+    overhead_text,
     plan_chunks,
+    sample_text,
+    split_chunk,
     split_raw_lines,
 )
 from leanloop.pruning.schema import PRUNE_ARG, PruneRequest
 from leanloop.pruning.verify import RawIndex, Verified, strip_line_numbers, verify_lines
 
-__all__ = ["PruneOutcome", "PruneSettings", "Pruner", "task_context_from"]
+__all__ = [
+    "CountRatio",
+    "PruneOutcome",
+    "PruneSettings",
+    "Pruner",
+    "TooLarge",
+    "UnreadRange",
+    "task_context_from",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -55,6 +81,28 @@ _REASON_CHARS = 200
 # Longest task context shown to the pruning model (task_context_from stays well below).
 _TASK_CONTEXT_CHARS = 4_000
 _THINK_END = "</think>"
+# Characters of the output (numbered, as the model sees them) whose tokens are counted.
+SAMPLE_CHARS = 6_000
+# Share of the window left free for the chat template and the ratio's error (the sample
+# is the output's start, which need not be typical of the rest).
+_MARGIN = 0.15
+# How often a chunk refused for its size is cut in two again (1/16 of it at most).
+_MAX_SPLITS = 4
+# Seconds the server may take to count the sample's tokens.
+_COUNT_TIMEOUT_S = 5.0
+# A request may take this many times what the measured speed predicts for its size ...
+_TIMEOUT_FACTOR = 3.0
+# ... but never more than this many times the configured timeout.
+_TIMEOUT_CEILING = 10.0
+# Unread ranges listed one by one in the info block; the rest are counted.
+_UNREAD_LISTED = 5
+_READ_FILE = "read_file"
+_READ_FILE_NUMBER = re.compile(r"^\s*(\d+)\|")
+
+CountRatio = Callable[[str], Awaitable[float | None]]
+"""Characters per token of a sample text, as the pruning model's server counts it."""
+TooLarge = Callable[[BaseException], bool]
+"""Whether a failed extraction request was refused for its size."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -64,7 +112,9 @@ class PruneSettings:
     min_chars: int = 2_000
     """Outputs shorter than this are not worth a model call and are kept whole."""
     timeout: float = 60.0
-    """Seconds one extraction request may take before the raw output is used."""
+    """Seconds one extraction request may take at least; once answers arrive, a request
+    may take three times what their speed predicts for its size (ten times this at most).
+    Either is multiplied by the pass's requests in flight, which a one-slot server queues."""
     concurrency: int = 4
     """Most extraction requests in flight at once for a chunked output."""
     verify: bool = True
@@ -72,7 +122,9 @@ class PruneSettings:
     window_tokens: int = 32_768
     """The pruning model's own context window, in tokens."""
     chars_per_token: float = 3.3
-    """Characters per token, to estimate what fits the window."""
+    """Characters per token, the most the content-aware estimate may assume."""
+    reply_limit: int | None = None
+    """The pruning model's ``max_tokens``, if set: the reply reserve is no larger."""
 
     def __post_init__(self) -> None:
         """Reject settings the pass cannot work with."""
@@ -84,6 +136,12 @@ class PruneSettings:
                 ("concurrency", self.concurrency, self.concurrency >= 1, ">= 1"),
                 ("window_tokens", self.window_tokens, self.window_tokens >= 1, ">= 1"),
                 ("chars_per_token", self.chars_per_token, self.chars_per_token > 0, "> 0"),
+                (
+                    "reply_limit",
+                    self.reply_limit,
+                    self.reply_limit is None or self.reply_limit >= 1,
+                    ">= 1",
+                ),
             )
             if not ok
         ]
@@ -94,7 +152,40 @@ class PruneSettings:
     @property
     def reply_tokens(self) -> int:
         """Tokens of the window kept free for the extraction answer."""
-        return min(max(self.window_tokens // 4, 256), 8_192)
+        reserve = min(max(self.window_tokens // 4, 256), 8_192)
+        return reserve if self.reply_limit is None else min(reserve, self.reply_limit)
+
+
+@dataclass(frozen=True)
+class UnreadRange:
+    """Lines of a raw output whose chunk failed, so no extract of them was kept."""
+
+    first_line: int
+    """1-based number of the first raw output line not read."""
+    last_line: int
+    """1-based number of the last raw output line not read."""
+    reason: str
+    """Why (``"timeout"``, ``"unparseable"``, ``"exception: ..."``)."""
+
+    def describe(self, tool_name: str, raw_lines: Sequence[str]) -> str:
+        """One line for the info block: which lines, why, and how to ask for them.
+
+        A ``read_file`` output numbers its lines (``  201| text``), so the range is given
+        in the file's own numbers with the call that reads it; other tools' ranges are
+        lines of the output.
+        """
+        if tool_name == _READ_FILE:
+            first = _file_line(raw_lines, self.first_line)
+            last = _file_line(raw_lines, self.last_line)
+            if first is not None and last is not None and last >= first:
+                return (
+                    f"lines {first}-{last} were not read ({self.reason}); ask for them with "
+                    f"read_file(offset={first}, limit={last - first + 1})"
+                )
+        return (
+            f"lines {self.first_line}-{self.last_line} of the output were not read "
+            f"({self.reason}); call again with {PRUNE_ARG}=false to see them"
+        )
 
 
 @dataclass(frozen=True)
@@ -120,14 +211,64 @@ class PruneOutcome:
     ``"nothing verifiable"``, ``"exception: ..."``, ``"not smaller"``); else ``None``."""
     skipped: str | None
     """Why no pass ran (``"opted out"``, ``"below min_chars"``); else ``None``."""
+    unread: tuple[UnreadRange, ...] = ()
+    """Lines of a pruned result whose chunk failed; the info block names them."""
+    chars_per_token: float | None = None
+    """Characters per token the chunks were sized with (``None`` when no pass ran)."""
+    ratio_source: str | None = None
+    """Where ``chars_per_token`` came from: ``"server"`` (counted) or ``"estimate"``."""
 
 
 class _ExtractionFailed(Exception):
     """One extraction request failed; ``reason`` is the outcome's ``fallback``."""
 
-    def __init__(self, reason: str) -> None:
+    def __init__(self, reason: str, *, too_large: bool = False) -> None:
         super().__init__(reason)
         self.reason = reason
+        self.too_large = too_large
+
+
+@dataclass(frozen=True)
+class _Piece:
+    """What became of one chunk: its answer, or why it has none."""
+
+    chunk: Chunk
+    answer: PruneParse | None
+    failure: str | None
+
+
+@dataclass(frozen=True)
+class _Plan:
+    chunks: list[Chunk]
+    chars_per_token: float
+    source: str
+
+
+@dataclass
+class _Speed:
+    """Characters of numbered output per second the pruning model has handled so far."""
+
+    chars: int = 0
+    seconds: float = 0.0
+
+    def observe(self, chars: int, seconds: float, *, sharing: int) -> None:
+        # A server with one slot answers requests in flight one after another, so a
+        # request that shared it with others took about 1/sharing of its time itself.
+        self.chars += chars
+        self.seconds += max(seconds / sharing, 1e-6)
+
+    def timeout_for(self, chars: int, floor: float, *, sharing: int) -> float:
+        """Seconds for a request of ``chars``, sent with ``sharing`` requests in flight.
+
+        ``floor`` until an answer has come; then three times what the speed so far
+        predicts (never less than ``floor``, never more than ten times it). Either way
+        multiplied by the requests in flight, which a server with one slot queues.
+        """
+        own = floor
+        if self.chars:
+            expected = chars / (self.chars / self.seconds)
+            own = min(max(floor, _TIMEOUT_FACTOR * expected), floor * _TIMEOUT_CEILING)
+        return own * sharing
 
 
 @dataclass(frozen=True)
@@ -142,10 +283,30 @@ class _Merged:
 class Pruner:
     """Runs the pruning pass with one pruning model and one set of settings."""
 
-    def __init__(self, model: BaseChatModel, settings: PruneSettings) -> None:
-        """Prune with ``model`` (used without tools) under ``settings``."""
+    def __init__(
+        self,
+        model: BaseChatModel,
+        settings: PruneSettings,
+        *,
+        count_ratio: CountRatio | None = None,
+        too_large: TooLarge | None = None,
+    ) -> None:
+        """Prune with ``model`` (used without tools) under ``settings``.
+
+        Args:
+            model: The pruning model.
+            settings: How the pass behaves.
+            count_ratio: Counts a sample's characters per token as the pruning model's
+                server does (``None``: estimate it from the content).
+            too_large: Tells a refusal for size from other failures (``None``: no
+                failure is one, and a refused chunk is not read).
+        """
         self._model = model
         self._settings = settings
+        self._count_ratio = count_ratio
+        self._too_large = too_large
+        self._speed = _Speed()
+        self._in_flight = 0
 
     @property
     def settings(self) -> PruneSettings:
@@ -205,28 +366,59 @@ class Pruner:
     ) -> PruneOutcome:
         focus = request.focus[:_FOCUS_CHARS] if request.focus is not None else None
         task_context = task_context[:_TASK_CONTEXT_CHARS]
-        requests = self._requests(tool_name, raw, focus, task_context)
-        try:
-            answers = await self._extract_all(requests, config)
-        except _ExtractionFailed as failed:
-            return self._fall_back(tool_name, raw, failed.reason, len(requests), started)
-        merged = self._merge(answers, split_raw_lines(raw))
+        lines = split_raw_lines(raw)
+        plan = await self._plan(tool_name, lines, focus, task_context)
+        pieces = await self._extract_all(
+            plan.chunks,
+            lambda chunk, part: build_messages(
+                tool_name=tool_name,
+                focus=focus,
+                task_context=task_context,
+                chunk=chunk,
+                parts=len(plan.chunks),
+                part=part,
+            ),
+            config,
+        )
+        chunks = len(pieces)
+        answers = [piece.answer for piece in pieces if piece.answer is not None]
+        failed = [piece for piece in pieces if piece.failure is not None]
+        if not answers:
+            reason = failed[0].failure if failed else "no chunks"
+            return self._fall_back(tool_name, raw, reason or "failed", chunks, started, plan=plan)
+        merged = self._merge(answers, lines)
         if merged.claimed and not merged.kept:
-            return self._fall_back(tool_name, raw, "nothing verifiable", len(requests), started)
-        text = format_pruned(_info(merged, len(raw), len(requests)), merged.output)
+            return self._fall_back(tool_name, raw, "nothing verifiable", chunks, started, plan=plan)
+        unread = _unread(failed)
+        notes = [r.describe(tool_name, lines) for r in unread[:_UNREAD_LISTED]]
+        if len(unread) > _UNREAD_LISTED:
+            notes.append(f"{len(unread) - _UNREAD_LISTED} more range(s) were not read")
+        text = format_pruned(_info(merged, len(raw), chunks, notes), merged.output)
         seconds = time.perf_counter() - started
         if len(text) >= len(raw):
             logger.info("pruning the %s output saved nothing; keeping it whole", tool_name)
             return _raw_outcome(
-                raw, chunks=len(requests), seconds=seconds, fallback="not smaller", skipped=None
+                raw, chunks=chunks, seconds=seconds, fallback="not smaller", skipped=None
+            )
+        if unread:
+            logger.warning(
+                "pruning the %s output: %d of %d chunk(s) failed (%s); their lines are "
+                "marked as not read",
+                tool_name,
+                len(failed),
+                chunks,
+                "; ".join(dict.fromkeys(r.reason for r in unread)),
             )
         logger.info(
             "pruned the %s output from %d to %d characters "
-            "(%d chunk(s), %.2f s, %d unverifiable line(s) dropped)",
+            "(%d chunk(s) at %.2f characters a token from the %s, %.2f s, "
+            "%d unverifiable line(s) dropped)",
             tool_name,
             len(raw),
             len(text),
-            len(requests),
+            chunks,
+            plan.chars_per_token,
+            plan.source,
             seconds,
             merged.dropped,
         )
@@ -235,11 +427,14 @@ class Pruner:
             pruned=True,
             chars_raw=len(raw),
             chars_out=len(text),
-            chunks=len(requests),
+            chunks=chunks,
             seconds=seconds,
             dropped_lines=merged.dropped,
             fallback=None,
             skipped=None,
+            unread=tuple(unread),
+            chars_per_token=plan.chars_per_token,
+            ratio_source=plan.source,
         )
 
     def _skip_reason(self, raw: str, request: PruneRequest) -> str | None:
@@ -249,69 +444,153 @@ class Pruner:
             return "below min_chars"
         return None
 
-    def _requests(
-        self, tool_name: str, raw: str, focus: str | None, task_context: str
-    ) -> list[list[BaseMessage]]:
+    async def _plan(
+        self, tool_name: str, lines: list[str], focus: str | None, task_context: str
+    ) -> _Plan:
+        """Chunks sized from the output's own characters per token."""
         settings = self._settings
+        sample = sample_text(lines, SAMPLE_CHARS)
+        measured = await self._measure(sample)
+        if measured is not None:
+            ratio, source = measured, "server"
+        else:
+            ratio = estimate_chars_per_token(sample, ceiling=settings.chars_per_token)
+            source = "estimate"
+        overhead = overhead_text(tool_name=tool_name, focus=focus, task_context=task_context)
         budget = chunk_budget(
             window_tokens=settings.window_tokens,
-            chars_per_token=settings.chars_per_token,
+            chars_per_token=ratio,
             reply_tokens=settings.reply_tokens,
-            overhead_chars=overhead_chars(
-                tool_name=tool_name, focus=focus, task_context=task_context
+            overhead_chars=len(overhead),
+            margin=_MARGIN,
+            overhead_chars_per_token=estimate_chars_per_token(
+                overhead, ceiling=settings.chars_per_token
             ),
         )
-        chunks = plan_chunks(split_raw_lines(raw), budget)
-        return [
-            build_messages(
-                tool_name=tool_name,
-                focus=focus,
-                task_context=task_context,
-                chunk=chunk,
-                parts=len(chunks),
-                part=part,
-            )
-            for part, chunk in enumerate(chunks, start=1)
-        ]
+        chunks = plan_chunks(lines, budget)
+        logger.debug(
+            "pruning %s: %.2f characters a token (%s), chunks of %d characters: %d chunk(s)",
+            tool_name,
+            ratio,
+            source,
+            budget,
+            len(chunks),
+        )
+        return _Plan(chunks, ratio, source)
+
+    async def _measure(self, sample: str) -> float | None:
+        if self._count_ratio is None or not sample.strip():
+            return None
+        try:
+            async with asyncio.timeout(_COUNT_TIMEOUT_S):
+                ratio = await self._count_ratio(sample)
+        except Exception:  # a count is a nicety: the estimate is used instead
+            logger.debug("counting the sample's tokens failed", exc_info=True)
+            return None
+        if isinstance(ratio, bool) or not isinstance(ratio, int | float) or ratio <= 0:
+            return None
+        return float(ratio)
 
     async def _extract_all(
-        self, requests: list[list[BaseMessage]], config: RunnableConfig | None
-    ) -> list[PruneParse]:
+        self,
+        chunks: list[Chunk],
+        build: Callable[[Chunk, int], list[BaseMessage]],
+        config: RunnableConfig | None,
+    ) -> list[_Piece]:
         semaphore = asyncio.Semaphore(self._settings.concurrency)
         call_config = _call_config(config)
+        # No chunk's failure cancels another: each keeps what it found, and a failed
+        # chunk costs only its own lines. _extract_chunk raises only CancelledError.
+        async with asyncio.TaskGroup() as group:
+            tasks = [
+                group.create_task(
+                    self._extract_chunk(
+                        chunk, part, depth=0, build=build, semaphore=semaphore, config=call_config
+                    )
+                )
+                for part, chunk in enumerate(chunks, start=1)
+            ]
+        return [piece for task in tasks for piece in task.result()]
+
+    async def _extract_chunk(
+        self,
+        chunk: Chunk,
+        part: int,
+        *,
+        depth: int,
+        build: Callable[[Chunk, int], list[BaseMessage]],
+        semaphore: asyncio.Semaphore,
+        config: RunnableConfig | None,
+    ) -> list[_Piece]:
         try:
-            # A TaskGroup cancels the remaining chunks as soon as one fails: the whole
-            # pass falls back to the raw output then, so their answers would be wasted.
-            async with asyncio.TaskGroup() as group:
-                tasks = [
-                    group.create_task(self._extract_one(messages, semaphore, call_config))
-                    for messages in requests
-                ]
-        except ExceptionGroup as failures:
-            first = failures.exceptions[0]
-            if isinstance(first, _ExtractionFailed):
-                raise first from None
-            raise  # pragma: no cover - _extract_one turns every Exception into a failure
-        return [task.result() for task in tasks]
+            answer = await self._extract_one(build(chunk, part), len(chunk.text), semaphore, config)
+        except _ExtractionFailed as failed:
+            halves = split_chunk(chunk) if failed.too_large and depth < _MAX_SPLITS else None
+            if halves is None:
+                return [_Piece(chunk, None, failed.reason)]
+            logger.info(
+                "a pruning request for lines %d-%d was refused for its size (%s); "
+                "reading them in two halves",
+                chunk.first_line,
+                chunk.last_line,
+                failed.reason,
+            )
+            first, second = await asyncio.gather(
+                *(
+                    self._extract_chunk(
+                        half, part, depth=depth + 1, build=build, semaphore=semaphore, config=config
+                    )
+                    for half in halves
+                )
+            )
+            return [*first, *second]
+        return [_Piece(chunk, answer, None)]
 
     async def _extract_one(
         self,
         messages: list[BaseMessage],
+        chars: int,
         semaphore: asyncio.Semaphore,
         config: RunnableConfig | None,
     ) -> PruneParse:
         async with semaphore:
+            self._in_flight += 1
+            sharing = self._in_flight
+            timeout = self._speed.timeout_for(chars, self._settings.timeout, sharing=sharing)
+            started = time.perf_counter()
             try:
-                async with asyncio.timeout(self._settings.timeout):
+                async with asyncio.timeout(timeout):
                     reply = await self._model.ainvoke(messages, config=config)
             except TimeoutError:
                 raise _ExtractionFailed("timeout") from None
-            except Exception as exc:  # any model failure means: use the raw output
-                raise _ExtractionFailed(_exception_reason(exc)) from exc
+            except Exception as exc:  # any model failure means: this chunk is not read
+                raise _ExtractionFailed(
+                    _exception_reason(exc), too_large=self._is_too_large(exc)
+                ) from exc
+            finally:
+                self._in_flight -= 1
+            elapsed = time.perf_counter() - started
+            self._speed.observe(chars, elapsed, sharing=sharing)
+            logger.debug(
+                "a pruning request of %d characters took %.1f s (%d in flight, timeout %.0f s)",
+                chars,
+                elapsed,
+                sharing,
+                timeout,
+            )
         try:
             return parse_prune_response(_answer_text(reply))
         except PruneFormatError:
             raise _ExtractionFailed("unparseable") from None
+
+    def _is_too_large(self, exc: Exception) -> bool:
+        if self._too_large is None:
+            return False
+        try:
+            return bool(self._too_large(exc))
+        except Exception:  # a faulty predicate means: not a refusal for size
+            logger.debug("the too_large predicate failed", exc_info=True)
+            return False
 
     def _merge(self, answers: list[PruneParse], raw_lines: list[str]) -> _Merged:
         index = RawIndex(raw_lines) if self._settings.verify else None
@@ -334,7 +613,14 @@ class Pruner:
         return _Merged(output, notes, claimed, claimed - dropped, dropped)
 
     def _fall_back(
-        self, tool_name: str, raw: str, reason: str, chunks: int, started: float
+        self,
+        tool_name: str,
+        raw: str,
+        reason: str,
+        chunks: int,
+        started: float,
+        *,
+        plan: _Plan | None = None,
     ) -> PruneOutcome:
         logger.warning(
             "pruning the %s output failed (%s); using the raw output (%d characters)",
@@ -343,7 +629,36 @@ class Pruner:
             len(raw),
         )
         seconds = time.perf_counter() - started
-        return _raw_outcome(raw, chunks=chunks, seconds=seconds, fallback=reason, skipped=None)
+        outcome = _raw_outcome(raw, chunks=chunks, seconds=seconds, fallback=reason, skipped=None)
+        if plan is None:
+            return outcome
+        return dataclasses.replace(
+            outcome, chars_per_token=plan.chars_per_token, ratio_source=plan.source
+        )
+
+
+def _file_line(raw_lines: Sequence[str], number: int) -> int | None:
+    """The file line number a read_file output shows on its line ``number``."""
+    if not 1 <= number <= len(raw_lines):
+        return None
+    match = _READ_FILE_NUMBER.match(raw_lines[number - 1])
+    return int(match.group(1)) if match else None
+
+
+def _unread(failed: list[_Piece]) -> list[UnreadRange]:
+    """The failed chunks' line ranges in order, neighbours joined."""
+    ranges: list[UnreadRange] = []
+    for piece in failed:
+        reason = piece.failure or "failed"
+        first, last = piece.chunk.first_line, piece.chunk.last_line
+        if ranges and first <= ranges[-1].last_line + 1:
+            previous = ranges.pop()
+            reasons = list(dict.fromkeys([*previous.reason.split("; "), reason]))
+            first = min(first, previous.first_line)
+            last = max(last, previous.last_line)
+            reason = "; ".join(reasons)
+        ranges.append(UnreadRange(first, last, reason))
+    return ranges
 
 
 def _exception_reason(exc: Exception) -> str:
@@ -406,13 +721,14 @@ def _tidy(lines: list[str]) -> str:
     return "\n".join(result)
 
 
-def _info(merged: _Merged, raw_chars: int, chunks: int) -> str:
+def _info(merged: _Merged, raw_chars: int, chunks: int, unread: Sequence[str] = ()) -> str:
     summary = (
         f"pruned from {raw_chars} to {len(merged.output)} characters; "
         f"call again with {PRUNE_ARG}=false for the full output"
     )
     if not merged.claimed:
-        summary = f"nothing relevant was found; {summary}"
+        found = "in the lines read" if unread else ""
+        summary = f"nothing relevant was found{' ' + found if found else ''}; {summary}"
     details = []
     if merged.dropped:
         details.append(f"{merged.dropped} unverifiable line(s) dropped")
@@ -421,6 +737,7 @@ def _info(merged: _Merged, raw_chars: int, chunks: int) -> str:
     lines = [summary]
     if details:
         lines.append("; ".join(details))
+    lines.extend(unread)
     if merged.notes:
         lines.append("notes: " + _one_line("; ".join(merged.notes), _MODEL_NOTE_CHARS))
     return "\n".join(lines)

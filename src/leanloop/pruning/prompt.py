@@ -9,6 +9,7 @@ line numbers stay global, so every chunk's answer is checked against the same or
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
@@ -21,8 +22,12 @@ __all__ = [
     "Chunk",
     "build_messages",
     "chunk_budget",
+    "estimate_chars_per_token",
     "overhead_chars",
+    "overhead_text",
     "plan_chunks",
+    "sample_text",
+    "split_chunk",
     "split_raw_lines",
 ]
 
@@ -51,6 +56,8 @@ _MIN_NUMBER_WIDTH = 4
 # The smallest chunk worth a request, whatever the window says: below this, the
 # instructions dominate and the request would most likely fail anyway (then: fallback).
 _MIN_CHUNK_CHARS = 400
+# The number prefix plan_chunks puts before every shown line.
+_NUMBER_PREFIX = re.compile(r"^\s*(\d+)\| ")
 # Room for the "Tool output (part 12 of 345, lines 1-99999):" line and the closing reminder.
 _TAIL_ROOM = 120
 
@@ -81,22 +88,106 @@ def split_raw_lines(raw: str) -> list[str]:
 
 
 def chunk_budget(
-    *, window_tokens: int, chars_per_token: float, reply_tokens: int, overhead_chars: int
+    *,
+    window_tokens: int,
+    chars_per_token: float,
+    reply_tokens: int,
+    overhead_chars: int,
+    margin: float = 0.05,
+    overhead_chars_per_token: float | None = None,
 ) -> int:
     """How many characters of numbered output one request may carry.
 
     Args:
         window_tokens: The pruning model's context window.
-        chars_per_token: The characters-per-token estimate.
+        chars_per_token: Characters per token of the output (measured or estimated).
         reply_tokens: Tokens kept free for the answer.
         overhead_chars: Characters of the request that are not output (instructions).
+        margin: The share of the window left free for the chat template's own tokens
+            and the estimate's error.
+        overhead_chars_per_token: Characters per token of the instructions, when they
+            are counted apart from the output (prose packs denser than a log); by
+            default they count as output characters.
 
     Returns:
         The chunk size in characters, never below a small floor.
     """
-    # 5% slack for the per-message tokens of the chat template and estimate error.
-    usable = (window_tokens - reply_tokens) * chars_per_token * 0.95 - overhead_chars
+    room = (window_tokens - reply_tokens) * (1.0 - margin)
+    if overhead_chars_per_token is None:
+        usable = room * chars_per_token - overhead_chars
+    else:
+        usable = (room - overhead_chars / overhead_chars_per_token) * chars_per_token
     return max(int(usable), _MIN_CHUNK_CHARS)
+
+
+# Tokens per character of each kind, for a tokenizer we cannot ask (see
+# estimate_chars_per_token). Fitted on Qwen2.5's counts of prose, code, logs and JSON,
+# except digits: Qwen and Mistral make a token of every digit, GPT-4o and Llama 3 one of
+# up to three, so a digit counts as half a token.
+_LETTER_TOKENS = 0.2
+_DIGIT_TOKENS = 0.5
+_SYMBOL_TOKENS = 0.8
+_SPACE_TOKENS = 0.1
+_NEWLINE_TOKENS = 0.5
+_OTHER_TOKENS = 1.0
+_MIN_CHARS_PER_TOKEN = 1.0
+
+
+def estimate_chars_per_token(text: str, *, ceiling: float) -> float:
+    """A content-aware estimate of characters per token, for when no server counts.
+
+    Letters pack about five to a token, while digits, punctuation and symbols take a
+    token each or nearly so: prose and code come out near 4 characters a token, a log
+    of timestamps and ids near 3, compact JSON near 2. The estimate is never above
+    ``ceiling`` (the caller's own estimate, 3.3 by default), so prose is sized as it
+    always was and only denser content gets smaller chunks.
+
+    Args:
+        text: A sample of the text (a few thousand characters are enough).
+        ceiling: The highest value to return.
+
+    Returns:
+        Characters per token, between 1.0 and ``ceiling``.
+    """
+    letters = digits = symbols = spaces = newlines = other = 0
+    for char in text:
+        if not char.isascii():
+            other += 1
+        elif char.isalpha():
+            letters += 1
+        elif char.isdigit():
+            digits += 1
+        elif char == "\n":
+            newlines += 1
+        elif char.isspace():
+            spaces += 1
+        else:
+            symbols += 1
+    tokens = (
+        letters * _LETTER_TOKENS
+        + digits * _DIGIT_TOKENS
+        + symbols * _SYMBOL_TOKENS
+        + spaces * _SPACE_TOKENS
+        + newlines * _NEWLINE_TOKENS
+        + other * _OTHER_TOKENS
+    )
+    if tokens <= 0:
+        return ceiling
+    return min(max(len(text) / tokens, _MIN_CHARS_PER_TOKEN), ceiling)
+
+
+def sample_text(lines: list[str], chars: int) -> str:
+    """The first ``chars`` characters of ``lines`` as chunks show them (numbered, escaped)."""
+    width = max(_MIN_NUMBER_WIDTH, len(str(len(lines))))
+    shown: list[str] = []
+    size = 0
+    for number, line in enumerate(lines, start=1):
+        numbered = f"{number:>{width}}| {_escape(line)}"
+        shown.append(numbered)
+        size += len(numbered) + 1
+        if size >= chars:
+            break
+    return "\n".join(shown)[:chars]
 
 
 def plan_chunks(lines: list[str], budget: int) -> list[Chunk]:
@@ -132,8 +223,41 @@ def _pieces(line: str, size: int) -> list[str]:
 
 def overhead_chars(*, tool_name: str, focus: str | None, task_context: str) -> int:
     """Characters of an extraction request that are not tool output (a close upper bound)."""
+    return len(overhead_text(tool_name=tool_name, focus=focus, task_context=task_context))
+
+
+def overhead_text(*, tool_name: str, focus: str | None, task_context: str) -> str:
+    """The text of an extraction request that is not tool output, with room for the tail."""
     header = _header(tool_name=tool_name, focus=focus, task_context=task_context)
-    return len(SYSTEM_PROMPT) + len(header) + _TAIL_ROOM
+    tail = "Tool output (part 12 of 345, lines 1-99999):\n\n\nAnswer in the marker format."
+    return SYSTEM_PROMPT + header + tail.ljust(_TAIL_ROOM)
+
+
+def split_chunk(chunk: Chunk) -> tuple[Chunk, Chunk] | None:
+    """``chunk`` cut in two halves on a line boundary (a single line: in two pieces).
+
+    Returns ``None`` when the chunk is too small to cut.
+    """
+    entries = chunk.text.split("\n")
+    if len(entries) >= 2:
+        middle = len(entries) // 2
+        halves = (entries[:middle], entries[middle:])
+        return _chunk_of(halves[0], chunk), _chunk_of(halves[1], chunk)
+    match = _NUMBER_PREFIX.match(entries[0])
+    prefix = match.group(0) if match else ""
+    body = entries[0][len(prefix) :]
+    if len(body) < 2:
+        return None
+    middle = len(body) // 2
+    first = Chunk(prefix + body[:middle], chunk.first_line, chunk.last_line)
+    return first, Chunk(prefix + body[middle:], chunk.first_line, chunk.last_line)
+
+
+def _chunk_of(entries: list[str], parent: Chunk) -> Chunk:
+    numbers = [int(m.group(1)) for e in entries if (m := _NUMBER_PREFIX.match(e))]
+    first = numbers[0] if numbers else parent.first_line
+    last = numbers[-1] if numbers else parent.last_line
+    return Chunk("\n".join(entries), first, last)
 
 
 def build_messages(

@@ -1,0 +1,237 @@
+"""Robot keywords for ``robot/pruning_real.robot``: pruning a 50 KB log with the real model.
+
+The main model is scripted (``leanloop.testing:ScriptedChatModel``: it calls ``read_file``
+with a focus, then answers), so the test does not depend on what a small model chooses to
+call; the pruning model is the real llama-server. The run goes through the Python API with
+a callback that records every chat request and leanloop's custom events, and a log handler
+that keeps leanloop's pruning log lines (chunk count, characters per token and their
+source).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import sys
+import time
+from pathlib import Path
+from typing import Any
+from uuid import UUID
+
+from langchain_core.messages import BaseMessage
+from langchain_core.outputs import LLMResult
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+import yaml
+from agents_file import WORKSPACE_TOOLS
+
+from leanloop import events
+from leanloop.agent import LLMAgent
+from leanloop.budget.server_tokens import ServerTokenCounter
+from leanloop.pruning.prompt import estimate_chars_per_token, sample_text, split_raw_lines
+from leanloop.tools.workspace import workspace_tools
+
+__all__ = ["PruningRealLibrary"]
+
+# One loop for every keyword: langchain_openai caches its async HTTP client per base URL
+# for the whole process, and a client opened on one loop fails on the next.
+_LOOP = asyncio.new_event_loop()
+_MODULES = ("scheduler", "worker", "db.pool", "http", "cache", "queue")
+
+
+class _Recorder(events.EventRecorder):
+    """Keeps leanloop's custom events and every chat request (run name and messages)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.requests: list[dict[str, Any]] = []
+        self.answers: list[str] = []
+
+    async def on_chat_model_start(
+        self,
+        serialized: dict[str, Any],
+        messages: list[list[BaseMessage]],
+        *,
+        run_id: UUID,
+        **kwargs: Any,
+    ) -> None:
+        """Record one chat request."""
+        for batch in messages:
+            self.requests.append(
+                {
+                    "name": kwargs.get("name"),
+                    "messages": [{"role": m.type, "content": str(m.content)} for m in batch],
+                }
+            )
+
+    async def on_llm_end(self, response: LLMResult, *, run_id: UUID, **kwargs: Any) -> None:
+        """Record the text of every answer (the extraction answers are what the test logs)."""
+        for batch in response.generations:
+            self.answers.extend(str(g.text) for g in batch)
+
+
+class _Lines(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(level=logging.DEBUG)
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(f"{record.levelname} {record.name}: {record.getMessage()}")
+
+
+class PruningRealLibrary:
+    """Workspace, agents file and run helpers for the real-model pruning suite."""
+
+    ROBOT_LIBRARY_SCOPE = "SUITE"
+
+    def write_deadlock_log(self, folder: str, lines: int = 400) -> list[str]:
+        """Write ``<folder>/workspace/app.log``: ``lines`` INFO lines (about 50 KB for 400)
+        and three ``ERROR ... deadlock`` lines at a quarter, half and three quarters.
+
+        Returns the three ERROR lines.
+        """
+        count = int(lines)
+        rnd = random.Random(7)
+        text: list[str] = []
+        for i in range(count):
+            module = rnd.choice(_MODULES)
+            text.append(
+                f"2026-11-30 02:{i // 12 % 60:02d}:{i * 5 % 60:02d},{rnd.randint(0, 999):03d} "
+                f"INFO  [worker-{rnd.randint(1, 8)}] {module}: processed job {10000 + i} "
+                f"batch={rnd.randint(100, 999)} rows={rnd.randint(1, 5000)} "
+                f"took {rnd.randint(5, 900)}ms status=ok queue=nightly"
+            )
+        errors = [
+            "2026-11-30 02:08:20,412 ERROR [worker-3] db.pool: deadlock detected on table "
+            "jobs (tx 88121 waits for tx 88117); transaction rolled back",
+            "2026-11-30 02:16:40,090 ERROR [worker-1] db.pool: deadlock detected on table "
+            "batches (tx 90211 waits for tx 90207); transaction rolled back",
+            "2026-11-30 02:25:00,733 ERROR [worker-5] db.pool: deadlock detected on table "
+            "jobs (tx 91500 waits for tx 91498); nightly job aborted",
+        ]
+        for k, line in enumerate(errors, start=1):
+            text[k * count // 4] = line
+        path = Path(folder) / "workspace" / "app.log"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("\n".join(text) + "\n", encoding="utf-8")
+        return errors
+
+    def read_file_output(self, folder: str, limit: int = 400) -> str:
+        """What ``read_file(path="app.log", limit=...)`` returns (what pruning starts from)."""
+        reader = workspace_tools(Path(folder) / "workspace")[0]
+        return str(reader.invoke({"path": "app.log", "limit": int(limit)}))
+
+    def chars_per_token_of(self, text: str, llama_url: str) -> dict[str, float | None]:
+        """The numbered sample's characters per token: counted by the server, and estimated."""
+        sample = sample_text(split_raw_lines(text), 6_000)
+        counted = _LOOP.run_until_complete(
+            ServerTokenCounter(timeout=30.0).chars_per_token(llama_url, sample)
+        )
+        estimated = estimate_chars_per_token(sample, ceiling=3.3)
+        return {"server": counted, "estimate": round(estimated, 3)}
+
+    def write_real_pruning_agents_file(
+        self,
+        folder: str,
+        llama_url: str,
+        focus: str,
+        pruning_timeout: float = 240,
+        pruning_max_tokens: int = 256,
+        pruning_concurrency: int = 1,
+    ) -> str:
+        """Write ``<folder>/agents.yaml``: a scripted main model and the real pruning model.
+
+        The main model calls ``read_file`` on ``app.log`` (400 lines) with ``focus`` as
+        ``output_prune_context``, then answers "Three deadlocks stopped the job.".
+        """
+        call = {
+            "name": "read_file",
+            "args": {"path": "app.log", "limit": 400, "output_prune_context": focus},
+        }
+        document = {
+            "version": 1,
+            "models": {
+                "main": {
+                    "class": "leanloop.testing:ScriptedChatModel",
+                    "kwargs": {
+                        "replies": [{"tool_calls": [call]}, "Three deadlocks stopped the job."]
+                    },
+                },
+                "pruner": {
+                    "provider": "openai-compatible",
+                    "model": "local-test",
+                    "base_url": llama_url,
+                    "api_key": "none",
+                    "temperature": 0,
+                    "max_tokens": int(pruning_max_tokens),
+                    "timeout": 900,
+                },
+            },
+            "agents": {
+                "reader": {
+                    "model": "main",
+                    "system_prompt": "You answer questions about the files in the workspace.",
+                    "tools": list(WORKSPACE_TOOLS),
+                    "workspace": "./workspace",
+                    "max_rounds": 3,
+                    "allow_tool_output_pruning": True,
+                    "pruning_model": "pruner",
+                    "pruning_timeout": float(pruning_timeout),
+                    "pruning_concurrency": int(pruning_concurrency),
+                },
+            },
+        }
+        path = Path(folder) / "agents.yaml"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
+        return str(path)
+
+    def run_real_pruning_agent(self, agents_file: str, question: str) -> dict[str, Any]:
+        """Run the file's agent on ``question``; returns what the test checks.
+
+        ``answer``, ``report`` (the run report), ``seconds`` (wall time of the run),
+        ``pruned_events`` (the ``leanloop.pruned`` payloads), ``tool_messages`` (the tool
+        messages the main model received, in order), ``prune_requests`` (how many
+        extraction requests were sent) and ``log`` (leanloop's pruning log lines).
+        """
+        agent = LLMAgent.from_file(agents_file)
+        recorder = _Recorder()
+        handler = _Lines()
+        logger = logging.getLogger("leanloop.pruning")
+        previous = logger.level
+        logger.addHandler(handler)
+        logger.setLevel(logging.DEBUG)
+        started = time.perf_counter()
+        try:
+            message = _LOOP.run_until_complete(agent.ainvoke(question, {"callbacks": [recorder]}))
+        finally:
+            seconds = time.perf_counter() - started
+            logger.removeHandler(handler)
+            logger.setLevel(previous)
+        main = [r for r in recorder.requests if r["name"] != "leanloop.prune"]
+        tool_messages = [
+            m["content"] for r in main[-1:] for m in r["messages"] if m["role"] == "tool"
+        ]
+        return {
+            "answer": message.text,
+            "report": dict(message.response_metadata.get("leanloop", {})),
+            "seconds": round(seconds, 1),
+            "pruned_events": recorder.named(events.PRUNED),
+            "tool_messages": tool_messages,
+            "prune_requests": len(recorder.requests) - len(main),
+            "log": handler.lines,
+            "answers": recorder.answers,
+        }
+
+    def lines_should_be_kept_verbatim(self, text: str, lines: list[str]) -> None:
+        """Fail unless every one of ``lines`` is a whole line of ``text`` (or ends one after a
+        read_file line number)."""
+        shown = text.split("\n")
+        missing = [
+            line for line in lines if not any(s == line or s.endswith(f"| {line}") for s in shown)
+        ]
+        if missing:
+            msg = f"not kept verbatim: {missing}\n--- the pruned message ---\n{text}"
+            raise AssertionError(msg)

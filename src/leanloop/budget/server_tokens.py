@@ -1,0 +1,210 @@
+"""Token counts the server agrees with: llama.cpp's ``POST /tokenize``.
+
+Characters per token vary threefold with the content: prose runs at about 4 characters
+a token, a log with timestamps and ids at under 2 (measured with Qwen2.5's tokenizer:
+README prose 3.7, Python 4.1, a log 1.85, compact JSON 1.66). An estimate that is right
+for prose sends a log chunk twice too large. A llama.cpp server counts exactly what it
+will be sent, so :class:`ServerTokenCounter` asks it (``{"content": text}`` →
+``{"tokens": [...]}``; the root is the base URL without a trailing ``/v1``) for a sample
+of a text and returns that text's characters per token.
+
+The counter never fails a run: a server without the endpoint (404 and the like), a
+hosted API (never asked), a slow answer (a few seconds at most) or any other problem
+means ``None``, and the caller keeps its own estimate. Answers are cached per server:
+"no endpoint" for a minute, ratios per (server, sample) in a small LRU cache.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import ipaddress
+import logging
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+
+__all__ = [
+    "SAMPLE_CHARS",
+    "TOKENIZE_TIMEOUT_S",
+    "ServerTokenCounter",
+    "default_token_counter",
+    "tokenize_root",
+]
+
+logger = logging.getLogger(__name__)
+
+TOKENIZE_TIMEOUT_S = 3.0
+"""Seconds one ``/tokenize`` request may take before the count is given up."""
+SAMPLE_CHARS = 6_000
+"""Characters of a text that are counted to measure its characters per token."""
+UNSUPPORTED_TTL_S = 60.0
+"""Seconds a server without the endpoint (or unreachable) is not asked again."""
+_CACHE_SIZE = 256
+_NO_ENDPOINT = frozenset({404, 405, 501})
+
+ClientFactory = Callable[[], httpx.AsyncClient]
+
+
+def tokenize_root(base_url: str | None) -> str | None:
+    """The server root to ask (``base_url`` without ``/v1``), or ``None`` when not to ask.
+
+    Only servers of our own are asked: loopback, private and link-local addresses,
+    ``localhost``, ``.local``/``.internal`` names and one-label names (a container's
+    service name). A hosted API has no ``/tokenize`` and must not get our texts twice.
+    """
+    if not base_url:
+        return None
+    try:
+        parts = urlsplit(base_url)
+        host = parts.hostname or ""
+    except ValueError:
+        return None
+    if parts.scheme not in ("http", "https") or not host or not _is_own_host(host):
+        return None
+    return base_url.rstrip("/").removesuffix("/v1")
+
+
+def _is_own_host(host: str) -> bool:
+    if host == "localhost" or "." not in host or host.endswith((".local", ".internal")):
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return address.is_loopback or address.is_private or address.is_link_local
+
+
+class ServerTokenCounter:
+    """Counts tokens with a llama.cpp server's ``/tokenize``, cached per server.
+
+    Args:
+        timeout: Seconds allowed for one count (connection included).
+        client_factory: Builds the ``httpx.AsyncClient`` for one count; inject in tests.
+        clock: Monotonic seconds; inject a fake one in tests.
+        unsupported_ttl: Seconds a server without the endpoint is not asked again.
+    """
+
+    def __init__(
+        self,
+        *,
+        timeout: float = TOKENIZE_TIMEOUT_S,
+        client_factory: ClientFactory | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        unsupported_ttl: float = UNSUPPORTED_TTL_S,
+    ) -> None:
+        self._timeout = timeout
+        self._client_factory = client_factory or self._default_client
+        self._clock = clock
+        self._unsupported_ttl = unsupported_ttl
+        self._unsupported: dict[str, float] = {}
+        self._ratios: OrderedDict[tuple[str, str], float] = OrderedDict()
+        # Counts from several event loops or threads may share one counter.
+        self._lock = threading.Lock()
+
+    def _default_client(self) -> httpx.AsyncClient:
+        return httpx.AsyncClient(timeout=self._timeout)
+
+    async def count(
+        self, base_url: str | None, text: str, *, api_key: str | None = None
+    ) -> int | None:
+        """The number of tokens the server at ``base_url`` makes of ``text``, or ``None``."""
+        root = tokenize_root(base_url)
+        if root is None or not text:
+            return None
+        now = self._clock()
+        with self._lock:
+            if self._unsupported.get(root, 0.0) > now:
+                return None
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        tokens, supported = await self._ask(root, text, headers)
+        if not supported:
+            with self._lock:
+                self._unsupported[root] = self._clock() + self._unsupported_ttl
+        return tokens
+
+    async def chars_per_token(
+        self,
+        base_url: str | None,
+        text: str,
+        *,
+        api_key: str | None = None,
+        sample_chars: int = SAMPLE_CHARS,
+    ) -> float | None:
+        """Characters per token of ``text`` (its first ``sample_chars``), or ``None``."""
+        sample = text[:sample_chars]
+        root = tokenize_root(base_url)
+        if root is None or not sample.strip():
+            return None
+        key = (root, hashlib.blake2b(sample.encode("utf-8", "replace"), digest_size=16).hexdigest())
+        with self._lock:
+            cached = self._ratios.get(key)
+            if cached is not None:
+                self._ratios.move_to_end(key)
+                return cached
+        tokens = await self.count(base_url, sample, api_key=api_key)
+        if not tokens:
+            return None
+        ratio = len(sample) / tokens
+        with self._lock:
+            self._ratios[key] = ratio
+            while len(self._ratios) > _CACHE_SIZE:
+                self._ratios.popitem(last=False)
+        logger.debug(
+            "%s counts %d characters as %d tokens (%.2f a token)", root, len(sample), tokens, ratio
+        )
+        return ratio
+
+    def clear(self) -> None:
+        """Forget every cached answer."""
+        with self._lock:
+            self._unsupported.clear()
+            self._ratios.clear()
+
+    async def _ask(self, root: str, text: str, headers: dict[str, str]) -> tuple[int | None, bool]:
+        """``(tokens, supported)``: the count, and whether to ask this server again soon."""
+        url = f"{root}/tokenize"
+        try:
+            async with asyncio.timeout(self._timeout), self._client_factory() as client:
+                response = await client.post(url, json={"content": text}, headers=headers)
+        except TimeoutError:
+            # A busy server answers late; it has the endpoint, so ask again next time.
+            logger.debug("POST %s took longer than %.1f s", url, self._timeout)
+            return None, True
+        except Exception as exc:  # a count is a nicety: any failure means "unknown"
+            logger.debug("POST %s failed: %s", url, type(exc).__name__)
+            return None, False
+        if response.status_code in _NO_ENDPOINT:
+            return None, False
+        if not response.is_success:
+            return None, True
+        return _token_count(response), True
+
+
+def _token_count(response: httpx.Response) -> int | None:
+    try:
+        body: Any = response.json()
+    except ValueError:
+        return None
+    tokens = body.get("tokens") if isinstance(body, dict) else None
+    if not isinstance(tokens, list) or not tokens:
+        return None
+    return len(tokens)
+
+
+_default: ServerTokenCounter | None = None
+_default_lock = threading.Lock()
+
+
+def default_token_counter() -> ServerTokenCounter:
+    """The process-wide counter, so every agent shares one cache."""
+    global _default  # noqa: PLW0603 - a lazily built process-wide singleton
+    with _default_lock:
+        if _default is None:
+            _default = ServerTokenCounter()
+        return _default
