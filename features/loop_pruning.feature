@@ -258,3 +258,4 @@ Feature: Tool-output pruning in the agent loop
     And the report says stop_reason "answer" after 4 steps
     And no budget warning was logged
     And the report says tool call 1 was pruned
+    And every chunked pruning pass told its progress chunk by chunk

@@ -11,7 +11,9 @@ Feature: Progress lines say what the loop did, in colour only where it helps
       | leanloop.budget              | {"step": 1, "estimate": 1432, "ceiling": 6553, "window": 8192}                                                                                                             |
       | leanloop.step                | {"step": 1, "calls": [{"name": "read_file", "args": {"path": "app.log"}, "chars_out": 5305, "chars_raw": 15919, "ok": true, "cut_from": 15919}, {"name": "search", "args": {"pattern": "port"}, "chars_out": 36, "ok": false}]} |
       | leanloop.trimmed             | {"step": 2, "count": 2, "tokens_before": 5120, "tokens_after": 3010}                                                                                                       |
+      | leanloop.prune_progress      | {"step": 2, "tool": "read_file", "done": 1, "chunks": 4}                                                                                                                   |
       | leanloop.pruned              | {"step": 2, "tool": "read_file", "chars_raw": 50000, "chars_out": 900, "chunks": 4, "seconds": 61.2, "fallback": null}                                                      |
+      | leanloop.pruned              | {"step": 2, "tool": "read_file", "chars_raw": 50000, "chars_out": 700, "chunks": 4, "seconds": 80.0, "fallback": null, "unread": [[201, 300, "timeout"]]}                 |
       | leanloop.pruned              | {"step": 3, "tool": "read_file", "chars_raw": 50000, "chars_out": 50000, "chunks": 4, "seconds": 60.0, "fallback": "timeout"}                                              |
       | leanloop.step                | {"step": 3, "calls": [{"name": "read_file", "args": {"path": "app.log"}, "chars_out": 190, "ok": true, "repeated": true}]}                                                  |
     Then the progress lines are, after their time stamps:
@@ -21,7 +23,9 @@ Feature: Progress lines say what the loop did, in colour only where it helps
       | step 1 · read_file(path=app.log) · ok · cut 15,919 → 5,305 chars                |
       | step 1 · search(pattern=port) · failed · 36 chars                               |
       | step 2 · trimmed 2 results · 5,120 → 3,010 tokens                               |
+      | step 2 · pruning read_file · chunk 1/4                                          |
       | step 2 · pruned read_file · 50,000 → 900 chars · 4 chunks · 61.2 s              |
+      | step 2 · pruned read_file · 50,000 → 700 chars · 4 chunks · 80.0 s · lines 201-300 (timeout) not read |
       | step 3 · pruning read_file fell back to the raw output (timeout)                |
       | step 3 · read_file(path=app.log) · repeat, not run                              |
     And every progress line starts with an elapsed time in seconds

@@ -617,3 +617,14 @@ def step_agents_reports(context: Context) -> None:
     assert ours == theirs, (ours, theirs)
     assert a.report["chars_saved_by_pruning"] == 0, a.report
     assert a.report["tool_calls"] and not any(c["pruned"] for c in a.report["tool_calls"])
+
+
+@then("every chunked pruning pass told its progress chunk by chunk")
+def step_prune_progress(context: Context) -> None:
+    run = runs.current(context)
+    passes = [p for p in run.events("leanloop.pruned") if p["chunks"] > 1]
+    assert passes, f"no chunked pass: {run.events('leanloop.pruned')}"
+    progress = run.events("leanloop.prune_progress")
+    for done in passes:
+        told = [p["done"] for p in progress if p["step"] == done["step"]]
+        assert told == list(range(1, done["chunks"] + 1)), (done, told)

@@ -19,6 +19,7 @@ __all__ = [
     "BUDGET",
     "OVERFLOW_RECOVERED",
     "PRUNED",
+    "PRUNE_PROGRESS",
     "STEP",
     "SYNTHESIS",
     "TOOL_MODE_CHANGED",
@@ -41,7 +42,11 @@ OVERFLOW_RECOVERED: Final = "leanloop.overflow_recovered"
 """When a request refused for its size was trimmed and retried."""
 PRUNED: Final = "leanloop.pruned"
 """After a pruning pass: ``tool``, ``chars_raw``, ``chars_out``, ``chunks``, ``seconds``,
-``dropped_lines``."""
+``dropped_lines``, ``fallback``, ``unread`` (``[first, last, reason]`` line ranges no
+chunk read)."""
+PRUNE_PROGRESS: Final = "leanloop.prune_progress"
+"""As each chunk of a chunked pruning pass finishes: ``step``, ``tool``, ``done``,
+``chunks``."""
 TOOL_MODE_CHANGED: Final = "leanloop.tool_mode_changed"
 """When the loop falls back from native tool calling to the text protocol."""
 

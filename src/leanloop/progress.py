@@ -72,6 +72,9 @@ class ProgressPrinter(events.EventRecorder):
             return [(text, "warn")]
         if name == events.PRUNED:
             return [_pruned_line(step, data)]
+        if name == events.PRUNE_PROGRESS:
+            text = f"step {step} · pruning {data['tool']} · chunk {data['done']}/{data['chunks']}"
+            return [(text, "dim")]
         if name == events.SYNTHESIS:
             return [(f"budget spent ({data.get('reason')}): asking for the final answer", "warn")]
         if name == events.OVERFLOW_RECOVERED:
@@ -112,11 +115,15 @@ def _pruned_line(step: Any, data: dict[str, Any]) -> tuple[str, str]:
             f"step {step} · pruning {tool} fell back to the raw output ({data['fallback']})",
             "warn",
         )
-    return (
+    unread = data.get("unread") or []
+    text = (
         f"step {step} · pruned {tool} · {data['chars_raw']:,} → {data['chars_out']:,} chars"
-        f" · {data.get('chunks', 1)} chunks · {data.get('seconds', 0):.1f} s",
-        "",
+        f" · {data.get('chunks', 1)} chunks · {data.get('seconds', 0):.1f} s"
     )
+    if unread:
+        shown = ", ".join(f"{first}-{last} ({why})" for first, last, why in unread)
+        return f"{text} · lines {shown} not read", "warn"
+    return text, ""
 
 
 def _short(value: Any, limit: int = 40) -> str:

@@ -194,9 +194,24 @@ class ToolRunner:
         self, tool: str, raw: str, request: PruneRequest, context: str, step: int
     ) -> tuple[str, bool]:
         assert self.pruner is not None
+
+        async def progress(done: int, total: int) -> None:
+            payload = {"step": step, "tool": tool, "done": done, "chunks": total}
+            await events.emit(events.PRUNE_PROGRESS, payload, self.config)
+
         outcome = await self.pruner.prune(
-            tool_name=tool, raw=raw, request=request, task_context=context, config=self.config
+            tool_name=tool,
+            raw=raw,
+            request=request,
+            task_context=context,
+            config=self.config,
+            on_chunk=progress,
         )
+        if outcome.unread:
+            ranges = ", ".join(f"{r.first_line}-{r.last_line} ({r.reason})" for r in outcome.unread)
+            self.report.events.append(
+                f"step {step}: pruning {tool} could not read lines {ranges}; the model was told"
+            )
         if outcome.pruned:
             self.report.chars_saved_by_pruning += outcome.chars_raw - outcome.chars_out
         if outcome.fallback is not None:
@@ -215,6 +230,7 @@ class ToolRunner:
                 "seconds": round(outcome.seconds, 3),
                 "dropped_lines": outcome.dropped_lines,
                 "fallback": outcome.fallback,
+                "unread": [[r.first_line, r.last_line, r.reason] for r in outcome.unread],
             }
             await events.emit(events.PRUNED, payload, self.config)
         return outcome.text, outcome.pruned

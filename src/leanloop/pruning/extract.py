@@ -60,6 +60,7 @@ from leanloop.pruning.schema import PRUNE_ARG, PruneRequest
 from leanloop.pruning.verify import RawIndex, Verified, strip_line_numbers, verify_lines
 
 __all__ = [
+    "ChunkDone",
     "CountRatio",
     "PruneOutcome",
     "PruneSettings",
@@ -154,6 +155,10 @@ class PruneSettings:
         """Tokens of the window kept free for the extraction answer."""
         reserve = min(max(self.window_tokens // 4, 256), 8_192)
         return reserve if self.reply_limit is None else min(reserve, self.reply_limit)
+
+
+ChunkDone = Callable[[int, int], Awaitable[None]]
+"""Told ``(done, total)`` as each chunk of a chunked pass finishes."""
 
 
 @dataclass(frozen=True)
@@ -321,6 +326,7 @@ class Pruner:
         request: PruneRequest,
         task_context: str,
         config: RunnableConfig | None = None,
+        on_chunk: ChunkDone | None = None,
     ) -> PruneOutcome:
         """Prune one tool output, or explain why the raw output is kept.
 
@@ -331,6 +337,8 @@ class Pruner:
             task_context: What the run is about (see :func:`task_context_from`); used
                 when ``request.focus`` is not given.
             config: Passed to the pruning model so callbacks and tracing propagate.
+            on_chunk: Told ``(done, total)`` as each chunk of a long pass finishes, so a
+                person watching sees the pass move; its failures never stop the pass.
 
         Returns:
             The outcome; its ``text`` goes into the ToolMessage. Never raises, except
@@ -349,6 +357,7 @@ class Pruner:
                 task_context=task_context,
                 config=config,
                 started=started,
+                on_chunk=on_chunk,
             )
         except Exception as exc:  # a bug in the pass must not fail the run either
             logger.debug("the pruning pass failed unexpectedly", exc_info=True)
@@ -363,6 +372,7 @@ class Pruner:
         task_context: str,
         config: RunnableConfig | None,
         started: float,
+        on_chunk: ChunkDone | None = None,
     ) -> PruneOutcome:
         focus = request.focus[:_FOCUS_CHARS] if request.focus is not None else None
         task_context = task_context[:_TASK_CONTEXT_CHARS]
@@ -379,6 +389,7 @@ class Pruner:
                 part=part,
             ),
             config,
+            on_chunk,
         )
         chunks = len(pieces)
         answers = [piece.answer for piece in pieces if piece.answer is not None]
@@ -496,18 +507,30 @@ class Pruner:
         chunks: list[Chunk],
         build: Callable[[Chunk, int], list[BaseMessage]],
         config: RunnableConfig | None,
+        on_chunk: ChunkDone | None = None,
     ) -> list[_Piece]:
         semaphore = asyncio.Semaphore(self._settings.concurrency)
         call_config = _call_config(config)
+        done = 0
+
+        async def counted(chunk: Chunk, part: int) -> list[_Piece]:
+            nonlocal done
+            pieces = await self._extract_chunk(
+                chunk, part, depth=0, build=build, semaphore=semaphore, config=call_config
+            )
+            done += 1
+            if on_chunk is not None and len(chunks) > 1:
+                try:
+                    await on_chunk(done, len(chunks))
+                except Exception:  # progress is for watching; it never stops the pass
+                    logger.debug("the chunk progress callback failed", exc_info=True)
+            return pieces
+
         # No chunk's failure cancels another: each keeps what it found, and a failed
         # chunk costs only its own lines. _extract_chunk raises only CancelledError.
         async with asyncio.TaskGroup() as group:
             tasks = [
-                group.create_task(
-                    self._extract_chunk(
-                        chunk, part, depth=0, build=build, semaphore=semaphore, config=call_config
-                    )
-                )
+                group.create_task(counted(chunk, part))
                 for part, chunk in enumerate(chunks, start=1)
             ]
         return [piece for task in tasks for piece in task.result()]
