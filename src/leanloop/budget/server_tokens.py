@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import ipaddress
 import logging
 import threading
 import time
@@ -28,6 +27,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
+
+from leanloop.budget.window import is_own_host
 
 __all__ = [
     "SAMPLE_CHARS",
@@ -54,9 +55,8 @@ ClientFactory = Callable[[], httpx.AsyncClient]
 def tokenize_root(base_url: str | None) -> str | None:
     """The server root to ask (``base_url`` without ``/v1``), or ``None`` when not to ask.
 
-    Only servers of our own are asked: loopback, private and link-local addresses,
-    ``localhost``, ``.local``/``.internal`` names and one-label names (a container's
-    service name). A hosted API has no ``/tokenize`` and must not get our texts twice.
+    Only servers of our own are asked (:func:`~leanloop.budget.window.is_own_host`): a
+    hosted API has no ``/tokenize`` and must not get our texts twice.
     """
     if not base_url:
         return None
@@ -65,19 +65,9 @@ def tokenize_root(base_url: str | None) -> str | None:
         host = parts.hostname or ""
     except ValueError:
         return None
-    if parts.scheme not in ("http", "https") or not host or not _is_own_host(host):
+    if parts.scheme not in ("http", "https") or not host or not is_own_host(host):
         return None
     return base_url.rstrip("/").removesuffix("/v1")
-
-
-def _is_own_host(host: str) -> bool:
-    if host == "localhost" or "." not in host or host.endswith((".local", ".internal")):
-        return True
-    try:
-        address = ipaddress.ip_address(host)
-    except ValueError:
-        return False
-    return address.is_loopback or address.is_private or address.is_link_local
 
 
 class ServerTokenCounter:

@@ -44,6 +44,7 @@ __all__ = [
     "Window",
     "WindowResolver",
     "default_resolver",
+    "is_own_host",
     "small_window_warning",
 ]
 
@@ -347,25 +348,30 @@ def _is_local(provider: str | None, base_url: str | None) -> bool:
 
 
 def _is_hosted(base_url: str | None) -> bool:
-    """Whether ``base_url`` names a public host (not loopback, private, or a bare name).
-
-    A server on this machine, a private address, a ``.local``/``.internal`` name or a
-    one-label name (a container's service name) is one of our own; anything else is a
-    hosted API, whose default window is the hosted one.
-    """
+    """Whether ``base_url`` names a public host (see :func:`is_own_host`)."""
     if not base_url:
         return False
     try:
         host = urlsplit(base_url).hostname or ""
     except ValueError:
         return False
+    return not is_own_host(host)
+
+
+def is_own_host(host: str) -> bool:
+    """Whether ``host`` is a server of our own rather than a hosted API.
+
+    Loopback, private and link-local addresses, ``localhost``, ``.local``/``.internal``
+    names and one-label names (a container's service name) are ours; anything else is a
+    hosted API: its default window is the hosted one, and it is not sent texts to count.
+    """
     if host == "localhost" or "." not in host or host.endswith((".local", ".internal")):
-        return False
+        return True
     try:
         address = ipaddress.ip_address(host)
     except ValueError:
-        return True
-    return not (address.is_loopback or address.is_private or address.is_link_local)
+        return False
+    return address.is_loopback or address.is_private or address.is_link_local
 
 
 def _pick(body: Any, key: str, model: str) -> Mapping[str, Any] | None:
