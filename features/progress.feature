@@ -8,7 +8,8 @@ Feature: Progress lines say what the loop did, in colour only where it helps
     When the progress printer receives the events:
       | event                        | data                                                                                                                                                                       |
       | leanloop.step                | {"step": 0, "prefetch": true, "calls": [{"name": "read_file", "args": {"path": "handbook.md"}, "chars_out": 4210, "ok": true}]}                                            |
-      | leanloop.budget              | {"step": 1, "estimate": 1432, "ceiling": 6553, "window": 8192}                                                                                                             |
+      | leanloop.budget              | {"step": 1, "estimate": 1432, "ceiling": 6553, "window": 8192, "window_source": "server:llama.cpp"}                                                                        |
+      | leanloop.budget              | {"step": 2, "estimate": 1500, "ceiling": 6553, "window": 8192, "window_source": "server:llama.cpp"}                                                                        |
       | leanloop.step                | {"step": 1, "calls": [{"name": "read_file", "args": {"path": "app.log"}, "chars_out": 5305, "chars_raw": 15919, "ok": true, "cut_from": 15919}, {"name": "search", "args": {"pattern": "port"}, "chars_out": 36, "ok": false}]} |
       | leanloop.trimmed             | {"step": 2, "count": 2, "tokens_before": 5120, "tokens_after": 3010}                                                                                                       |
       | leanloop.prune_progress      | {"step": 2, "tool": "read_file", "done": 1, "chunks": 4}                                                                                                                   |
@@ -19,7 +20,8 @@ Feature: Progress lines say what the loop did, in colour only where it helps
     Then the progress lines are, after their time stamps:
       | line                                                                            |
       | step 0 · read_file(path=handbook.md) · prefetched · 4,210 chars                 |
-      | step 1 · 1,432 / 6,553 tokens (22%)                                             |
+      | step 1 · 1,432 / 6,553 tokens (22%) · window 8,192 (server:llama.cpp)           |
+      | step 2 · 1,500 / 6,553 tokens (23%)                                             |
       | step 1 · read_file(path=app.log) · ok · cut 15,919 → 5,305 chars                |
       | step 1 · search(pattern=port) · failed · 36 chars                               |
       | step 2 · trimmed 2 results · 5,120 → 3,010 tokens                               |
@@ -29,6 +31,15 @@ Feature: Progress lines say what the loop did, in colour only where it helps
       | step 3 · pruning read_file fell back to the raw output (timeout)                |
       | step 3 · read_file(path=app.log) · repeat, not run                              |
     And every progress line starts with an elapsed time in seconds
+
+  Scenario: A window that is only a default says so on the first budget line
+    Given a progress printer without colour
+    When the progress printer receives the events:
+      | event           | data                                                                                              |
+      | leanloop.budget | {"step": 1, "estimate": 870, "ceiling": 25804, "window": 32768, "window_source": "default:local"} |
+    Then the progress lines are, after their time stamps:
+      | line                                                                       |
+      | step 1 · 870 / 25,804 tokens (3%) · window 32,768 (default:local, a guess) |
 
   Scenario Outline: Colour only on a terminal, never with NO_COLOR
     Given the environment <no_color>

@@ -4,7 +4,7 @@
 loop's custom events into short lines on a text stream (stderr in the CLI)::
 
     [  0.0s] step 0 · read_file(path=handbook.md) · prefetched · 4,210 chars
-    [  1.9s] step 1 · 1,432 / 6,553 tokens (22%)
+    [  1.9s] step 1 · 1,432 / 6,553 tokens (22%) · window 8,192 (server:llama.cpp)
     [  4.2s] step 1 · read_file(path=app.log) · ok · cut 15,919 → 5,305 chars
     [  4.2s] step 1 · search(pattern=port) · failed · 36 chars
     [  9.8s] step 2 · trimmed 2 results · 5,120 → 3,010 tokens
@@ -43,6 +43,7 @@ class ProgressPrinter(events.EventRecorder):
         self.stream = stream
         self.colour = use_colour(stream) if colour is None else colour
         self.started = time.monotonic()
+        self._window_told = False
 
     async def record(self, name: str, data: dict[str, Any]) -> None:
         """Keep the event and print its line(s)."""
@@ -54,11 +55,7 @@ class ProgressPrinter(events.EventRecorder):
         """The lines (and their tone: ``""``, ``dim``, ``warn``, ``bad``) for one event."""
         step = data.get("step", "-")
         if name == events.BUDGET:
-            estimate, ceiling = data["estimate"], max(data["ceiling"], 1)
-            text = (
-                f"step {step} · {estimate:,} / {ceiling:,} tokens ({100 * estimate / ceiling:.0f}%)"
-            )
-            return [(text, "dim")]
+            return [self._budget_line(step, data)]
         if name == events.STEP:
             return [
                 _call_line(step, call, prefetch=bool(data.get("prefetch")))
@@ -83,6 +80,18 @@ class ProgressPrinter(events.EventRecorder):
             reason = data.get("reason")
             return [(f"the server refused native tools: text mode from now on ({reason})", "warn")]
         return []
+
+    def _budget_line(self, step: Any, data: dict[str, Any]) -> tuple[str, str]:
+        estimate, ceiling = data["estimate"], max(data["ceiling"], 1)
+        text = f"step {step} · {estimate:,} / {ceiling:,} tokens ({100 * estimate / ceiling:.0f}%)"
+        if self._window_told or not data.get("window"):
+            return text, "dim"
+        # Once per run: the window the budget rests on, and whether it is only a guess.
+        self._window_told = True
+        source = str(data.get("window_source") or "?")
+        guess = source.startswith("default")
+        text += f" · window {data['window']:,} ({source}{', a guess' if guess else ''})"
+        return text, "warn" if guess else "dim"
 
     def _print(self, line: str, tone: str) -> None:
         stamp = f"[{time.monotonic() - self.started:6.1f}s] "
