@@ -21,6 +21,7 @@ from pathlib import Path
 import httpx
 from behave import given, then, when
 from behave.runner import Context
+from support.env import set_env
 
 from leanloop.cli import main as leanloop_main
 from leanloop.exceptions import LocalModelError
@@ -77,19 +78,7 @@ def _free_port() -> int:
 
 
 def _set_env(context: Context, name: str, value: str | None) -> None:
-    previous = os.environ.get(name)
-
-    def restore() -> None:
-        if previous is None:
-            os.environ.pop(name, None)
-        else:
-            os.environ[name] = previous
-
-    context.cleanups.append(restore)
-    if value is None:
-        os.environ.pop(name, None)
-    else:
-        os.environ[name] = value
+    set_env(name, value, on_cleanup=context.cleanups.append)
 
 
 class FakeRegistry:

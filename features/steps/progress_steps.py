@@ -5,11 +5,11 @@ from __future__ import annotations
 import asyncio
 import io
 import json
-import os
 import re
 
 from behave import given, then, when
 from behave.runner import Context
+from support.env import set_env
 
 from leanloop.progress import ProgressPrinter
 
@@ -34,19 +34,7 @@ def step_printer(context: Context) -> None:
 @given("the environment {setting}")
 def step_environment(context: Context, setting: str) -> None:
     name, _, value = setting.split(" ", 1)[1].partition("=")
-    saved = os.environ.get(name)
-
-    def restore() -> None:
-        if saved is None:
-            os.environ.pop(name, None)
-        else:
-            os.environ[name] = saved
-
-    context.add_cleanup(restore)
-    if setting.startswith("with "):
-        os.environ[name] = value
-    else:
-        os.environ.pop(name, None)
+    set_env(name, value if setting.startswith("with ") else None, on_cleanup=context.add_cleanup)
 
 
 @given("a progress printer writing to a stream that {is_tty} a terminal")

@@ -15,11 +15,11 @@ import httpx
 import openai
 from behave import given, then, when
 from behave.runner import Context
-from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import PrivateAttr
 from support.aio import run
+from support.fakes import AsyncOnlyChatModel
 from support.logs import capture_logs
 
 from leanloop.budget.server_tokens import ServerTokenCounter, default_token_counter
@@ -74,22 +74,13 @@ def _llama_refusal(prompt_tokens: int) -> openai.BadRequestError:
     )
 
 
-class SizedPruningModel(BaseChatModel):
+class SizedPruningModel(AsyncOnlyChatModel):
     """An async pruning model: ``behave(messages)`` returns (seconds to wait, answer or error)."""
 
     behave: Any = None
     _calls: list[list[BaseMessage]] = PrivateAttr(default_factory=list)
     _answered: list[list[BaseMessage]] = PrivateAttr(default_factory=list)
     _refused: int = PrivateAttr(default=0)
-
-    @property
-    def _llm_type(self) -> str:
-        return "sized-pruning-fake"
-
-    def _generate(
-        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any
-    ) -> ChatResult:
-        raise NotImplementedError("this fake answers asynchronously only")
 
     async def _agenerate(
         self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any

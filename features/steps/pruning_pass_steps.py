@@ -11,7 +11,6 @@ from typing import Any
 from behave import given, then, when
 from behave.runner import Context
 from langchain_core.callbacks import AsyncCallbackHandler
-from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import (
     AIMessage,
     BaseMessage,
@@ -23,6 +22,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import RunnableConfig
 from pydantic import PrivateAttr
 from support.aio import run
+from support.fakes import AsyncOnlyChatModel
 from support.logs import capture_logs
 
 from leanloop.protocol import question_of
@@ -68,7 +68,7 @@ def _keeper(word: str, invented: int = 0) -> Callable[[list[BaseMessage]], str]:
     return extract
 
 
-class SlowPruningModel(BaseChatModel):
+class SlowPruningModel(AsyncOnlyChatModel):
     """An async chat model that waits before answering and counts calls in flight."""
 
     delay: float = 30.0
@@ -78,15 +78,6 @@ class SlowPruningModel(BaseChatModel):
     _in_flight: int = PrivateAttr(default=0)
     _peak: int = PrivateAttr(default=0)
     _started: asyncio.Event = PrivateAttr(default_factory=asyncio.Event)
-
-    @property
-    def _llm_type(self) -> str:
-        return "slow-pruning-fake"
-
-    def _generate(
-        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any
-    ) -> ChatResult:
-        raise NotImplementedError("this fake answers asynchronously only")
 
     async def _agenerate(
         self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any

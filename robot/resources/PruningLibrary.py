@@ -22,6 +22,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from agents_file import MODEL_KEY, agent_entry, model_entry, write_agents_file
 from aio import run
+from robot_args import truthy
 
 from leanloop.agent import LLMAgent
 from leanloop.pruning import META_ARGS
@@ -115,7 +116,7 @@ class PruningLibrary:
         if max_tokens is not None and str(max_tokens) not in ("", "None"):
             entry["max_tokens"] = int(max_tokens)
         agent = agent_entry(system_prompt, max_rounds=int(max_rounds), tool_mode=tool_mode)
-        if _truthy(pruning):
+        if truthy(pruning):
             agent.update(
                 allow_tool_output_pruning=True,
                 pruning_model=MODEL_KEY,
@@ -201,9 +202,3 @@ def _text(message: dict[str, Any]) -> str:
     if isinstance(content, list):
         return "".join(part.get("text", "") for part in content if isinstance(part, dict))
     return content if isinstance(content, str) else ""
-
-
-def _truthy(value: object) -> bool:
-    if isinstance(value, str):
-        return value.strip().lower() not in ("false", "no", "off", "0", "")
-    return bool(value)

@@ -23,6 +23,7 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+from robot_args import truthy
 from scripted_server import (
     ScriptedOpenAIServer,
     ScriptedResponse,
@@ -226,7 +227,7 @@ class ServerLibrary:
             )
             raise AssertionError(msg)
         options = ServerOptions(port=self.free_port(), ctx_size=int(ctx_size),
-                                template=_truthy(template), detached=False)  # fmt: skip
+                                template=truthy(template), detached=False)  # fmt: skip
         try:
             self._llama = start_server(options, paths=paths)
         except LocalModelError as exc:
@@ -305,9 +306,3 @@ def _opt_int(value: object) -> int | None:
     if value is None or value == "" or (isinstance(value, str) and value.upper() == "NONE"):
         return None
     return int(value)  # type: ignore[call-overload]
-
-
-def _truthy(value: object) -> bool:
-    if isinstance(value, str):
-        return value.strip().lower() not in ("false", "no", "off", "0", "")
-    return bool(value)

@@ -16,6 +16,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from agents_file import agent_entry, model_entry, write_agents_file
 from aio import run
+from robot_args import truthy
 
 from leanloop.agent import LLMAgent
 from leanloop.exceptions import LeanloopError
@@ -63,7 +64,7 @@ class TextModeLibrary:
             system_prompt,
             max_rounds=int(max_rounds),
             tool_mode=tool_mode,
-            prefetch_mentioned_files=_truthy(prefetch),
+            prefetch_mentioned_files=truthy(prefetch),
         )
         return write_agents_file(folder, entry, "reader", agent)
 
@@ -159,9 +160,3 @@ def _brief(result: dict[str, Any]) -> str:
     calls = [f"{c['name']}({c['args']})@{c['step']}" for c in report.get("tool_calls", [])]
     answer = " ".join(result["answer"].split())[:160]
     return f"stop={report.get('stop_reason')} calls={calls} answer={answer!r}"
-
-
-def _truthy(value: object) -> bool:
-    if isinstance(value, str):
-        return value.strip().lower() not in ("false", "no", "off", "0", "")
-    return bool(value)
