@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 from uuid import UUID
 
-from langchain_core.callbacks import AsyncCallbackHandler
 from langchain_core.messages import BaseMessage
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -24,6 +23,7 @@ from agents_file import MODEL_KEY, agent_entry, model_entry, write_agents_file
 from aio import run
 from robot_args import truthy
 
+from leanloop import events
 from leanloop.agent import LLMAgent
 from leanloop.pruning import META_ARGS
 from leanloop.tools.workspace import workspace_tools
@@ -35,10 +35,11 @@ _INFO_START = "[PRUNE_INFO_START]"
 _OUTPUT_START, _OUTPUT_END = "[PRUNE_OUTPUT_START]", "[PRUNE_OUTPUT_END]"
 
 
-class RequestRecorder(AsyncCallbackHandler):
-    """Keeps every chat request a run makes: its run name and its messages."""
+class RequestRecorder(events.EventRecorder):
+    """Keeps leanloop's custom events and every chat request: its run name and messages."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.requests: list[dict[str, Any]] = []
 
     async def on_chat_model_start(

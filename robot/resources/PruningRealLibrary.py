@@ -19,13 +19,13 @@ from pathlib import Path
 from typing import Any
 from uuid import UUID
 
-from langchain_core.messages import BaseMessage
 from langchain_core.outputs import LLMResult
 
 sys.path.insert(0, str(Path(__file__).parent))
 
 import yaml
 from agents_file import WORKSPACE_TOOLS
+from PruningLibrary import RequestRecorder
 
 from leanloop import events
 from leanloop.agent import LLMAgent
@@ -41,30 +41,12 @@ _LOOP = asyncio.new_event_loop()
 _MODULES = ("scheduler", "worker", "db.pool", "http", "cache", "queue")
 
 
-class _Recorder(events.EventRecorder):
-    """Keeps leanloop's custom events and every chat request (run name and messages)."""
+class _Recorder(RequestRecorder):
+    """Keeps the events and requests (see ``RequestRecorder``) and every answer's text."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.requests: list[dict[str, Any]] = []
         self.answers: list[str] = []
-
-    async def on_chat_model_start(
-        self,
-        serialized: dict[str, Any],
-        messages: list[list[BaseMessage]],
-        *,
-        run_id: UUID,
-        **kwargs: Any,
-    ) -> None:
-        """Record one chat request."""
-        for batch in messages:
-            self.requests.append(
-                {
-                    "name": kwargs.get("name"),
-                    "messages": [{"role": m.type, "content": str(m.content)} for m in batch],
-                }
-            )
 
     async def on_llm_end(self, response: LLMResult, *, run_id: UUID, **kwargs: Any) -> None:
         """Record the text of every answer (the extraction answers are what the test logs)."""

@@ -30,7 +30,7 @@ from leanloop.budget import (
     is_trimmed,
     small_window_warning,
 )
-from leanloop.budget.tokens import is_answer_turn, schema_chars
+from leanloop.budget.tokens import is_answer_turn
 from leanloop.report import RunReport
 from leanloop.spec.types import AgentSpec, ModelSpec
 
@@ -196,7 +196,7 @@ class RunBudget:
         usage: Mapping[str, Any] = reply.usage_metadata or {}
         reported = usage.get("input_tokens")
         if isinstance(reported, int) and reported > 0:
-            tools = schema_chars(prepared.tools)
+            tools = self.counter.schema_chars(prepared.tools)
             counted = 0 if self.counter.drops_tools(prepared.messages) else tools
             self.counter.estimator.observe_request(
                 message_chars=prepared.chars - counted,

@@ -214,6 +214,7 @@ class MessageCounter:
         self._cache: OrderedDict[int, tuple[BaseMessage, int]] = OrderedDict()
         # The last few sequences counted (the history and the request view), with totals.
         self._prefixes: list[tuple[list[BaseMessage], int]] = []
+        self._schemas: tuple[Sequence[Mapping[str, Any]], int] | None = None
         self._lock = threading.Lock()
 
     def chars(self, message: BaseMessage) -> int:
@@ -247,9 +248,22 @@ class MessageCounter:
 
         The schemas are left out of an answer turn when the endpoint's template drops them.
         """
-        schemas = 0 if self.drops_tools(messages) else schema_chars(tools)
+        schemas = 0 if self.drops_tools(messages) else self.schema_chars(tools)
         chars = self.total_chars(messages) + schemas + max(extra_chars, 0)
         return Estimate(chars, self.estimator.tokens(chars))
+
+    def schema_chars(self, tools: Sequence[Mapping[str, Any]]) -> int:
+        """:func:`schema_chars` of ``tools``, measured once while the same list is passed.
+
+        The loop sends one schema list for a whole run; counting, estimating and learning
+        all ask for its size on every request, and serialising it each time is waste.
+        """
+        cached = self._schemas
+        if cached is not None and cached[0] is tools:
+            return cached[1]
+        chars = schema_chars(tools)
+        self._schemas = (tools, chars)
+        return chars
 
     def drops_tools(self, messages: Sequence[BaseMessage]) -> bool:
         """Whether the server will leave the tool list out of a request of ``messages``."""
@@ -262,7 +276,7 @@ class MessageCounter:
 
         The schemas are measured once here, not on every call.
         """
-        schemas, extra = schema_chars(tools), max(extra_chars, 0)
+        schemas, extra = self.schema_chars(tools), max(extra_chars, 0)
 
         def count(messages: Sequence[BaseMessage]) -> int:
             if len(messages) == 1:  # fit's per-message deltas: skip the prefix bookkeeping

@@ -10,8 +10,10 @@ final answer.
 The guard never hides data. A call is a repeat only when its meta-arguments match too
 (``output_prune: false`` after a pruned result asks for something new: the whole
 output), and a call whose earlier result the model can no longer read whole — trimmed
-from the request view, cut by a cap, or pruned — runs again (:attr:`Rerun.unpruned`
-says to skip pruning, since the model asked again for what pruning left out).
+from the request view, or pruned — runs again (:attr:`Rerun.unpruned` says to skip
+pruning, since the model asked again for what pruning left out). A repeat of a result a
+cap cut would be cut the same way: its reminder quotes where the result ended, with the
+offset to read on.
 """
 
 from __future__ import annotations
@@ -49,7 +51,7 @@ class Rerun:
 
     step: int
     fate: str
-    """What became of the earlier result: ``trimmed``, ``cut`` or ``pruned``."""
+    """What became of the earlier result: ``trimmed`` or ``pruned``."""
 
     @property
     def unpruned(self) -> bool:
