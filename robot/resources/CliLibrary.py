@@ -8,6 +8,7 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 
@@ -73,3 +74,63 @@ class CliLibrary:
             msg = f"--json printed {type(value).__name__}, not an object"
             raise AssertionError(msg)
         return value
+
+    def write_handbook_workspace(self, folder: str, base_url: str) -> str:
+        """Two files of about 4 KB with one fact each, and an agents file that claims a
+        32,768-token window on ``base_url`` (the server has less): the first request is
+        refused for its size, and the recovery trims the prefetched files."""
+        root = Path(folder)
+        workspace = root / "workspace"
+        workspace.mkdir(parents=True, exist_ok=True)
+        teams = ("red", "blue", "green")
+        handbook = [
+            f"Section {i}: the handbook says item {i} is handled by team {teams[i % 3]} on weekdays"
+            for i in range(1, 60)
+        ]
+        handbook.insert(30, "The on-call phone number for the service is 555-0142.")
+        config = [f"setting_{i} = {i * 37 % 1000}  # tuned in release {i}" for i in range(1, 80)]
+        config.insert(40, "service_port = 9143")
+        (workspace / "handbook.md").write_text("\n".join(handbook) + "\n", encoding="utf-8")
+        (workspace / "config.ini").write_text("\n".join(config) + "\n", encoding="utf-8")
+        agents = root / "agents.yaml"
+        agents.write_text(
+            "version: 1\n"
+            "models:\n"
+            "  local:\n"
+            "    provider: openai-compatible\n"
+            "    model: local-test\n"
+            f"    base_url: {base_url}\n"
+            "    api_key: none\n"
+            "    temperature: 0\n"
+            "    context_window: 32768\n"
+            "agents:\n"
+            "  a:\n"
+            "    model: local\n"
+            "    system_prompt: You answer questions about the files in the workspace. "
+            "Read files before answering.\n"
+            "    tools: [read_file, list_files, search]\n"
+            "    workspace: ./workspace\n"
+            "    max_rounds: 5\n",
+            encoding="utf-8",
+        )
+        return str(agents)
+
+    def no_repeat_was_refused_while_its_result_was_trimmed(self, report: dict[str, Any]) -> None:
+        """Fail when the guard answered "already called" about a result that, at that
+        step, the model could no longer read (trimmed from the request view)."""
+        calls = report["tool_calls"]
+        for index, call in enumerate(calls):
+            if not call["repeated"]:
+                continue
+            earlier = [
+                c
+                for c in calls[:index]
+                if c["name"] == call["name"] and c["args"] == call["args"] and not c["repeated"]
+            ]
+            assert earlier, f"a repeat with no earlier call: {call}"
+            trimmed_at = earlier[-1]["trimmed_at"]
+            if trimmed_at is not None and trimmed_at <= call["step"]:
+                msg = (
+                    f"the repeat at step {call['step']} was refused, but {earlier[-1]} was trimmed"
+                )
+                raise AssertionError(msg)
