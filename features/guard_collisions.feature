@@ -19,6 +19,7 @@ Feature: Rules that meet: the repeat guard against opt-out, pruning, trimming, c
     And the report counts 0 repeated calls
     And request 3 has a tool result containing "  201| ERROR deadlock #2"
     And request 3 has a tool result containing "read on from line"
+    And request 3 has no tool result containing "end of file"
     And request 3 has no tool result containing "already called"
     And report call 2 has fate "cut" and was not pruned
 
