@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 __all__ = ["AgentSpec", "ModelSpec", "Provider", "SourceLocation", "ToolMode"]
 
-Provider = Literal["openai", "ollama", "openai-compatible"]
+Provider = Literal["openai", "anthropic", "ollama", "openai-compatible"]
 ToolMode = Literal["auto", "native", "text"]
 
 
@@ -39,9 +39,9 @@ class ModelSpec:
     name: str | None = None
     """The key under ``models`` it was declared with; ``None`` for an inline model."""
     provider: Provider | None = None
-    """``openai``, ``ollama`` or ``openai-compatible`` (llama.cpp, LM Studio, vLLM …)."""
+    """``openai``, ``anthropic``, ``ollama`` or ``openai-compatible`` (llama.cpp, vLLM …)."""
     class_path: str | None = None
-    """``package.module:Class`` of any ``BaseChatModel`` subclass, built with ``kwargs``."""
+    """``package.module:Class`` of any ``BaseChatModel`` subclass."""
     model: str | None = None
     """The model name the server knows."""
     base_url: str | None = None
@@ -56,7 +56,8 @@ class ModelSpec:
     context_window: int | None = None
     """The configured window in tokens; ``None`` lets leanloop discover it."""
     kwargs: Mapping[str, Any] = field(default_factory=dict, repr=False)
-    """Extra keyword arguments for the model class (may hold secrets: kept out of repr)."""
+    """Further keyword arguments for the model class, for any provider (may hold secrets:
+    kept out of repr); a key that repeats a top-level option is refused by ``validate``."""
     location: SourceLocation | None = None
     """Where the model was declared, for errors raised while building it."""
 
@@ -77,6 +78,8 @@ class AgentSpec:
     """Most tool rounds before the final, tool-less answer request."""
     max_parallel_tools: int = 8
     """Most tool calls run from one reply; the rest are dropped with a note."""
+    tool_timeout: float = 60.0
+    """Seconds one tool call may take before it becomes a timeout result to the model."""
     tool_result_max_chars: int = 80_000
     """The registry-wide cap on any one tool result, in characters."""
     token_budget_percent: float = 0.85
