@@ -1,5 +1,5 @@
-"""Developer sessions: lint, typecheck, unit_tests, integration_tests, coverage_report, tests,
-pruning_real, and the benchmark sessions.
+"""Developer sessions: lint, typecheck, unit_tests, integration_tests, coverage_report, wheel,
+tests, pruning_real, and the benchmark sessions.
 
 Sessions run in the current interpreter (``./dev`` prepares ``.venv`` with everything
 installed), so the suite installs once and starts fast. ``nox -s tests`` runs every check,
@@ -10,9 +10,13 @@ keeps going past a failure so one run shows everything, and prints the summary
 from __future__ import annotations
 
 import atexit
+import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
+import tomllib
 from pathlib import Path
 
 import nox
@@ -125,6 +129,98 @@ def _coverage_report(session: nox.Session) -> bool:
     )
 
 
+def _wheel(session: nox.Session) -> bool:
+    """Build the wheel, install it in a fresh venv, and try the installed ``leanloop``."""
+    with tempfile.TemporaryDirectory(prefix="leanloop-wheel-") as tmp:
+        venv = _install_wheel(session, Path(tmp))
+        problems = ["the wheel did not build or install"] if venv is None else _try(session, venv)
+    for problem in problems:
+        session.warn(f"wheel: {problem}")
+    if not problems:
+        session.log("wheel: installs and runs in a fresh venv")
+    return not problems
+
+
+def _install_wheel(session: nox.Session, tmp: Path) -> Path | None:
+    """Build the wheel and install it in a fresh venv under ``tmp``; the venv, or ``None``."""
+    # The build runs on a copy of the package's files, so it leaves no build/ or egg-info in
+    # the checkout and cannot ship a stale build/lib. Dependencies come from the package
+    # index (pip's cache makes a second run fast).
+    source, dist, venv = tmp / "source", tmp / "dist", tmp / "venv"
+    source.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy2(ROOT / name, source / name)
+    junk = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info")
+    shutil.copytree(ROOT / "src", source / "src", ignore=junk)
+    build = ("pip", "wheel", "--no-deps", "-qq", "-w", str(dist), str(source))
+    if not _run(session, "wheel build", sys.executable, "-m", *build):
+        return None
+    wheels = sorted(dist.glob("leanloop-*.whl"))
+    if len(wheels) != 1:
+        session.warn(f"wheel build made {[w.name for w in wheels]}, expected one leanloop wheel")
+        return None
+    if not _run(session, "fresh venv", sys.executable, "-m", "venv", str(venv)):
+        return None
+    install = (str(venv / "bin" / "python"), "-m", "pip", "install", "-qq", str(wheels[0]))
+    return venv if _run(session, f"install {wheels[0].name}", *install) else None
+
+
+_DEMO_FILE = "from leanloop.localmodel.demo import default_agents_file as f; print(f())"
+
+
+def _try(session: nox.Session, venv: Path) -> list[str]:
+    """What is wrong with the ``leanloop`` installed in ``venv`` (nothing, when it works)."""
+    venv = venv.resolve()
+    leanloop, python = str(venv / "bin" / "leanloop"), str(venv / "bin" / "python")
+    version = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["project"]["version"]
+    problems = []
+    shown = _output(session, venv, leanloop, "--version")
+    if shown is None or shown.strip() != f"leanloop {version}":
+        problems.append(f"--version printed {shown!r}, expected 'leanloop {version}'")
+    if _output(session, venv, leanloop, "demo", "--help") is None:
+        problems.append("demo --help failed")
+    schema_path = _output(session, venv, leanloop, "schema", "--path") or ""
+    if not Path(schema_path.strip()).resolve().is_relative_to(venv):
+        problems.append(f"schema --path printed {schema_path!r}, not a file of the fresh venv")
+    demo = Path((_output(session, venv, python, "-c", _DEMO_FILE) or "").strip()).resolve()
+    if not (demo.is_relative_to(venv) and demo.is_file()):
+        return [*problems, f"the demo agents file {demo} is not in the fresh venv"]
+    if not (demo.parent / "workspace" / "config" / "service.toml").is_file():
+        problems.append(f"the demo workspace is missing next to {demo}")
+    if _output(session, venv, leanloop, "validate", str(demo)) is None:
+        problems.append(f"leanloop validate {demo} failed")
+    schema = _output(session, venv, leanloop, "schema")
+    if schema is None:
+        return [*problems, "leanloop schema failed"]
+    return problems + _schema_problems(schema, demo)
+
+
+def _output(session: nox.Session, cwd: Path, *cmd: str) -> str | None:
+    """Run ``cmd`` in ``cwd`` (no PYTHONPATH); its stdout, or ``None`` when it failed."""
+    session.log(f"── {' '.join(cmd)}")
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    done = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        session.warn(f"exit {done.returncode}: {' '.join(cmd)}\n{done.stdout}{done.stderr}")
+        return None
+    return done.stdout
+
+
+def _schema_problems(schema_text: str, agents_file: Path) -> list[str]:
+    """What the printed schema says about ``agents_file`` (nothing when it validates)."""
+    import yaml  # noqa: PLC0415 - the dev venv's, not the fresh one's
+    from jsonschema import Draft202012Validator  # noqa: PLC0415
+
+    try:
+        schema = json.loads(schema_text)
+        Draft202012Validator.check_schema(schema)
+    except ValueError as exc:
+        return [f"schema did not print a JSON Schema: {exc}"]
+    document = yaml.safe_load(agents_file.read_text("utf-8"))
+    errors = Draft202012Validator(schema).iter_errors(document)
+    return [f"{agents_file}: {error.message}" for error in errors]
+
+
 @nox.session
 def lint(session: nox.Session) -> None:
     """ruff check, ruff format --check and the import-layers contract."""
@@ -175,13 +271,21 @@ def coverage_report(session: nox.Session) -> None:
 
 
 @nox.session
+def wheel(session: nox.Session) -> None:
+    """Build the wheel, install it in a fresh venv; --version, demo --help, schema work."""
+    if not _wheel(session):
+        session.error("the wheel check failed")
+
+
+@nox.session
 def tests(session: nox.Session) -> None:
-    """Everything: lint, typecheck, Behave under coverage, coverage gate, Robot."""
+    """Everything: lint, typecheck, Behave under coverage, coverage gate, wheel, Robot."""
     BUILD.mkdir(exist_ok=True)
     (BUILD / "robot" / "output.xml").unlink(missing_ok=True)
     gates = {"lint": _lint(session), "typecheck": _typecheck(session)}
     behave_ok = _behave(session, coverage=True)
     gates["coverage"] = _coverage_report(session)
+    gates["wheel"] = _wheel(session)
     robot_ok = _robot(session)
     tally = Tally.from_parts(
         behave=count_behave(BUILD / "behave"),

@@ -20,13 +20,13 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-AGENTS = ROOT / "examples" / "agents.yaml"
+AGENTS = ROOT / "src" / "leanloop" / "examples" / "agents.yaml"
 
 COMMANDS: dict[str, list[str]] = {
     'python -c "import langchain_core"': [sys.executable, "-c", "import langchain_core"],
     "python -c pass": [sys.executable, "-c", "pass"],
     "leanloop --help": [sys.executable, "-m", "leanloop", "--help"],
-    "leanloop validate examples/agents.yaml": [
+    "leanloop validate <demo agents.yaml>": [
         sys.executable,
         "-m",
         "leanloop",

@@ -43,7 +43,8 @@ Feature: The public API is one import away and cheap to import
       | command                           |
       | --help                            |
       | --version                         |
-      | validate examples/agents.yaml     |
+      | validate src/leanloop/examples/agents.yaml |
+      | schema                            |
       | local --help                      |
 
   Scenario: An unknown name is an AttributeError, not a lazy import

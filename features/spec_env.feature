@@ -93,9 +93,33 @@ Feature: Environment variables in agents files
       agents.yaml:6:20: agents.reader.system_prompt: '${' is not closed; write ${NAME} or ${NAME:-default}, or $${ for a literal '${'
       """
 
-  Scenario: an interpolated value stays a string, and is not shown in the error
+  Scenario: a whole ${...} value takes the type the schema asks for
     Given the spec environment variable "ROUNDS" is "12"
+    And the spec environment variable "VERIFY" is "no"
+    And an agents file "agents.yaml" with:
+      """
+      version: 1
+      agents:
+        reader:
+          model: {provider: openai, api_key: k, timeout: "${MODEL_SECONDS:-7.5}"}
+          max_rounds: ${ROUNDS}
+          pruning_timeout: ${PRUNE_SECONDS:-30}
+          pruning_verify: ${VERIFY}
+          trim_keep_steps: ${KEEP:-5}
+      """
+    When the agents file "agents.yaml" is loaded
+    Then the spec of agent "reader" has:
+      | field           | value |
+      | max_rounds      | 12    |
+      | pruning_timeout | 30.0  |
+      | pruning_verify  | False |
+      | trim_keep_steps | 5     |
+      | model.timeout   | 7.5   |
+
+  Scenario: a ${...} value that is not of the schema's type is shown, unless it looks secret
+    Given the spec environment variable "ROUNDS" is "many"
     And the spec environment variable "MODE" is "fast"
+    And the spec environment variable "MY_TOKEN" is "12abc"
     And an agents file "agents.yaml" with:
       """
       version: 1
@@ -104,18 +128,18 @@ Feature: Environment variables in agents files
           model: {provider: openai}
           max_rounds: ${ROUNDS}
           tool_mode: ${MODE}
-          pruning_timeout: ${PRUNE_SECONDS:-30}
+          max_parallel_tools: ${MY_TOKEN}
       """
     When the agents file "agents.yaml" is loaded
     Then loading the agents file fails with:
       """
-      agents.yaml:5:17: agents.reader.max_rounds: expected an integer, got *** (a ${...} value is always a string)
-      agents.yaml:6:16: agents.reader.tool_mode: *** is not one of 'auto', 'native', 'text'
-      agents.yaml:7:22: agents.reader.pruning_timeout: expected a number, got *** (a ${...} value is always a string)
+      agents.yaml:5:17: agents.reader.max_rounds: expected an integer, got 'many' (the value of a ${...} reference)
+      agents.yaml:6:16: agents.reader.tool_mode: 'fast' is not one of 'auto', 'native', 'text'
+      agents.yaml:7:25: agents.reader.max_parallel_tools: expected an integer, got *** (the value of a ${...} reference)
       """
-    And the error of the agents file does not contain "fast"
+    And the error of the agents file does not contain "12abc"
 
-  Scenario: secrets in wrong places never reach an error message
+  Scenario: secrets in wrong places never reach an error message; a path from a variable does
     Given the spec environment variable "DATA_DIR" is "/srv/secret-project-name"
     And the spec environment variable "TOKEN" is "tok-123456"
     And an agents file "agents.yaml" with:
@@ -135,13 +159,12 @@ Feature: Environment variables in agents files
     Then loading the agents file fails with:
       """
       agents.yaml:3:37: models.main.api_key: expected a string, got ***
-      agents.yaml:6:12: agents.reader.model: unknown model ***
-      agents.yaml:8:16: agents.reader.workspace: the workspace folder does not exist
+      agents.yaml:6:12: agents.reader.model: unknown model *** (the declared models are 'main')
+      agents.yaml:8:16: agents.reader.workspace: '/srv/secret-project-name' does not exist
       agents.yaml:10:40: agents.writer.model.api_key: expected a string, got ***
       """
     And the error of the agents file does not contain "123456789"
     And the error of the agents file does not contain "tok-123456"
-    And the error of the agents file does not contain "secret-project-name"
     And the error of the agents file does not contain "hunter2"
 
   Scenario: a valid file with secrets logs nothing secret

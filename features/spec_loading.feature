@@ -108,13 +108,14 @@ Feature: Loading agents files into validated specs
 
     Examples:
       | model                                                         | message                                                                                                                                          |
-      | {provider: claude}                                            | agents.yaml:4:23: agents.reader.model.provider: 'claude' is not one of 'openai', 'ollama', 'openai-compatible'                                   |
-      | {provider: olama, model: m}                                   | agents.yaml:4:23: agents.reader.model.provider: 'olama' is not one of 'openai', 'ollama', 'openai-compatible' (did you mean 'ollama'?)            |
+      | {provider: claude}                                            | agents.yaml:4:23: agents.reader.model.provider: 'claude' is not one of 'openai', 'anthropic', 'ollama', 'openai-compatible'                                   |
+      | {provider: olama, model: m}                                   | agents.yaml:4:23: agents.reader.model.provider: 'olama' is not one of 'openai', 'anthropic', 'ollama', 'openai-compatible' (did you mean 'ollama'?)            |
       | {provider: ollama}                                            | agents.yaml:4:5: agents.reader.model: an 'ollama' model needs 'model' (the name the server knows)                                                 |
       | {provider: openai-compatible, model: m}                       | agents.yaml:4:5: agents.reader.model: an 'openai-compatible' model needs 'base_url'                                                               |
-      | {temperature: 0.5}                                            | agents.yaml:4:5: agents.reader.model: a model needs 'provider' (openai, ollama, openai-compatible) or 'class'                                      |
+      | {temperature: 0.5}                                            | agents.yaml:4:5: agents.reader.model: a model needs 'provider' (openai, anthropic, ollama, openai-compatible) or 'class'                                  |
       | {provider: openai, class: "leanloop.testing:ScriptedChatModel"} | agents.yaml:4:31: agents.reader.model.class: set 'provider' or 'class', not both                                                               |
-      | {provider: openai, kwargs: {a: 1}}                            | agents.yaml:4:31: agents.reader.model.kwargs: 'kwargs' is only for a 'class' model                                                                |
+      | {provider: openai, base_url: "http://a", kwargs: {openai_api_base: "http://b"}} | agents.yaml:4:62: agents.reader.model.kwargs.openai_api_base: kwargs.openai_api_base sets what 'base_url' sets; give it once |
+      | {class: "leanloop.testing:ScriptedChatModel", base_url: "http://a"} | agents.yaml:4:58: agents.reader.model.base_url: ScriptedChatModel has no option 'base_url' (no field or alias base_url, openai_api_base, anthropic_api_url, api_base); remove it, or pass the class's own keyword under 'kwargs' |
       | {class: "collections:OrderedDict"}                            | agents.yaml:4:20: agents.reader.model.class: 'collections:OrderedDict' is not a chat model class (a subclass of BaseChatModel)                    |
       | {class: "fixtures.spec_fixtures:NotAChatModel"}               | agents.yaml:4:20: agents.reader.model.class: 'fixtures.spec_fixtures:NotAChatModel' is not a chat model class (a subclass of BaseChatModel)      |
       | {class: leanloop.testing}                                     | agents.yaml:4:20: agents.reader.model.class: 'leanloop.testing' is not an import path of the form 'package.module:name'                           |
@@ -147,7 +148,7 @@ Feature: Loading agents files into validated specs
     Then loading the agents file fails with:
       """
       agents.yaml:9:12: agents.reader.model: unknown model 'locl' (did you mean 'local'?)
-      agents.yaml:10:20: agents.reader.pruning_model: unknown model 'remote'
+      agents.yaml:10:20: agents.reader.pruning_model: unknown model 'remote' (the declared models are 'local')
       """
 
   # ---- the document as a whole --------------------------------------------------------

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any
 
-from behave import then, when
+from behave import given, then, when
 from behave.runner import Context
+
+from pydantic import SecretStr
 
 from leanloop.exceptions import SpecError
 from leanloop.models import build_chat_model
@@ -76,9 +79,33 @@ def step_is(context: Context, cls: str) -> None:
     assert type(context.built_model).__name__ == cls, type(context.built_model)
 
 
+@when('the model of agent "{name}" is built')
+def step_build_agent_model(context: Context, name: str) -> None:
+    assert context.spec_error is None, context.spec_error
+    _build(context, context.spec_result[name].model)
+
+
+@given('the Python package "{module}" cannot be imported')
+def step_hide_package(context: Context, module: str) -> None:
+    # `None` in sys.modules makes `import module` raise ImportError, as when not installed.
+    saved = {name: mod for name, mod in sys.modules.items() if name.split(".")[0] == module}
+    for name in saved:
+        del sys.modules[name]
+    sys.modules[module] = None  # type: ignore[assignment]
+
+    def restore() -> None:
+        sys.modules.pop(module, None)
+        sys.modules.update(saved)
+
+    context.add_cleanup(restore)
+
+
 @then('the built model has "{attr}" equal to "{value}"')
 def step_attr(context: Context, attr: str, value: str) -> None:
+    assert context.model_error is None, context.model_error
     actual: Any = getattr(context.built_model, attr)
+    if isinstance(actual, SecretStr):
+        actual = actual.get_secret_value()
     assert str(actual) == value, f"{attr}={actual!r}"
 
 

@@ -85,7 +85,8 @@ class LLMAgent(RunnableSerializable[AgentInput, AIMessage]):
         Raises:
             SpecError: When the file has problems, or ``name`` is missing or ambiguous.
         """
-        specs = load_specs(path)
+        # Only the chosen agent's problems stop it: a sibling's broken model or tool doesn't.
+        specs = load_specs(path, only=name)
         return cls.from_spec(_pick(specs, name, source=str(path)))
 
     def _loop(self) -> AgentLoop:

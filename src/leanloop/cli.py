@@ -1,4 +1,4 @@
-"""The ``leanloop`` command: validate, run, window, report, local, demo.
+"""The ``leanloop`` command: validate, run, window, report, schema, local, demo.
 
 Exit codes (``leanloop --help`` lists them too):
 
@@ -9,8 +9,9 @@ Exit codes (``leanloop --help`` lists them too):
   the answer leanloop composed is still printed, and stderr says how it ended;
 - 130: interrupted.
 
-LangChain is imported only by the commands that run a model, so ``--help``,
-``validate`` and ``report`` start fast.
+LangChain is imported only by the commands that build a model, so ``--help``,
+``--version``, ``validate`` (without ``--check-models``), ``report`` and ``schema`` start
+fast.
 """
 
 from __future__ import annotations
@@ -23,11 +24,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from leanloop.exceptions import LeanloopError, RunFailed, SpecError
+from leanloop.exceptions import LeanloopError, RunFailed, SpecError, SpecIssue
 from leanloop.report import ENDED_OTHERWISE, summary_line
 
 if TYPE_CHECKING:
     from leanloop.agent import LLMAgent
+    from leanloop.spec import ModelSpec
 
 __all__ = ["EXIT_BAD_INPUT", "EXIT_ENDED_OTHERWISE", "EXIT_FAILED", "EXIT_OK", "main"]
 
@@ -78,7 +80,8 @@ class _VersionAction(argparse.Action):
     def __call__(self, parser: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> None:
         import leanloop  # noqa: PLC0415
 
-        parser.exit(message=f"leanloop {leanloop.__version__}\n")
+        print(f"leanloop {leanloop.__version__}")  # on stdout, as argparse's own version action
+        parser.exit()
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -92,6 +95,12 @@ def _parser() -> argparse.ArgumentParser:
 
     validate = sub.add_parser("validate", help="check an agents file and report every problem")
     validate.add_argument("file", help="the agents YAML file")
+    validate.add_argument(
+        "--check-models",
+        action="store_true",
+        help="also build every agent's chat models (no request is sent): reports a missing "
+        "provider package, missing credentials or an option the model refuses",
+    )
     validate.set_defaults(handler=_validate)
 
     run = sub.add_parser("run", help="run an agent on a question", epilog=_EPILOG)
@@ -115,6 +124,15 @@ def _parser() -> argparse.ArgumentParser:
     report.add_argument("--html", type=Path, metavar="PATH", help="write a page of the run")
     report.set_defaults(handler=_report)
 
+    schema = sub.add_parser(
+        "schema",
+        help="print the JSON Schema of agents files",
+        description="Print the JSON Schema of agents files, for editors and other tools; "
+        "an agents file may name it with '# yaml-language-server: $schema=PATH'.",
+    )
+    schema.add_argument("--path", action="store_true", help="print the installed file's path")
+    schema.set_defaults(handler=_schema)
+
     from leanloop.localmodel.cli import register  # noqa: PLC0415 - keep module import cheap
 
     register(sub)
@@ -124,9 +142,108 @@ def _parser() -> argparse.ArgumentParser:
 def _validate(args: argparse.Namespace) -> int:
     from leanloop.spec import load_specs  # noqa: PLC0415 - keep `leanloop --help` fast
 
+    if args.check_models:
+        return _check_models(args.file)
     specs = load_specs(args.file)
     noun = "agent" if len(specs) == 1 else "agents"
     print(f"ok: {len(specs)} {noun} ({', '.join(specs)})")
+    return EXIT_OK
+
+
+def _check_models(file: str) -> int:
+    """Load each agent on its own and build its models; one line per agent, every problem once.
+
+    An agent whose file entry or model is broken does not stop the others from being
+    checked (each is loaded with ``only=``, as ``run --agent`` loads it); a problem shared
+    by several agents (a named model they all use) is printed once.
+    """
+    from leanloop.spec import load_specs  # noqa: PLC0415 - keep `leanloop --help` fast
+
+    names = _agent_names(file)
+    built: dict[int, tuple[str, list[SpecIssue]]] = {}  # id(ModelSpec) → (class, problems)
+    printed: set[str] = set()
+    verdicts: list[str] = []
+    for name in names:
+        classes: list[str] = []
+        issues: list[SpecIssue] = []
+        try:
+            spec = load_specs(file, only=name)[name]
+        except SpecError as exc:
+            issues = list(exc.issues)
+        else:
+            for label, model in (("model", spec.model), ("pruning model", spec.pruning_model)):
+                if model is None:
+                    continue
+                if id(model) not in built:
+                    built[id(model)] = _build_model(model)
+                kind, found = built[id(model)]
+                issues += found
+                classes.append(f"{label}: {kind}")
+        for issue in issues:
+            if str(issue) not in printed:
+                printed.add(str(issue))
+                print(f"error: {issue} (agent {name})", file=sys.stderr)
+        if issues:
+            plural = "s" if len(issues) > 1 else ""
+            verdicts.append(f"failed: {name} ({len(issues)} problem{plural})")
+        else:
+            verdicts.append(f"ok: {name} ({', '.join(classes)})")
+    for line in verdicts:
+        print(line)
+    return EXIT_BAD_INPUT if any(v.startswith("failed") for v in verdicts) else EXIT_OK
+
+
+def _agent_names(file: str) -> list[str]:
+    """The agents a file declares; the whole file's problems when it has no readable list."""
+    from leanloop.spec import load_specs  # noqa: PLC0415 - keep `leanloop --help` fast
+
+    try:
+        return list(load_specs(file))
+    except SpecError as whole:
+        try:
+            import yaml  # noqa: PLC0415 - only when the file has problems
+
+            with open(file, encoding="utf-8-sig") as stream:
+                agents = yaml.safe_load(stream).get("agents")
+        except Exception:  # unreadable as YAML: the load's own error says why
+            raise whole from None
+        if not isinstance(agents, dict) or not agents:
+            raise
+        return [str(name) for name in agents]
+
+
+def _build_model(model: ModelSpec) -> tuple[str, list[SpecIssue]]:
+    """Build ``model`` (no request is sent): its class name, or its problems, located."""
+    from leanloop.models import build_chat_model  # noqa: PLC0415 - imports LangChain
+
+    try:
+        chat_model = build_chat_model(model)
+    except SpecError as exc:
+        return "", list(exc.issues)
+    except Exception as exc:  # a provider's own error that escaped: still one located line
+        text = f"cannot build the model: {type(exc).__name__}: {exc}"
+        if model.api_key:
+            text = text.replace(model.api_key, "***")
+        loc = model.location
+        if loc is None:
+            return "", [SpecIssue("<model>", None, None, model.name or "model", text)]
+        return "", [SpecIssue(loc.source, loc.line, loc.column, loc.path, text)]
+    return type(chat_model).__name__, []
+
+
+def _schema(args: argparse.Namespace) -> int:
+    """``leanloop schema``: the installed ``agent.schema.json``, or its path with ``--path``."""
+    from importlib import resources  # noqa: PLC0415
+
+    schema = resources.files("leanloop").joinpath("spec/agent.schema.json")
+    if args.path:
+        if not isinstance(schema, Path):  # an import from a zip: there is no file to name
+            print(f"error: the schema is not a file on disk ({schema})", file=sys.stderr)
+            return EXIT_FAILED
+        print(schema)
+        return EXIT_OK
+    text = schema.read_text(encoding="utf-8")
+    sys.stdout.write(text if text.endswith("\n") else text + "\n")
     return EXIT_OK
 
 
@@ -241,13 +358,21 @@ def _report(args: argparse.Namespace) -> int:
 def _window(args: argparse.Namespace) -> int:
     import asyncio  # noqa: PLC0415
 
-    from leanloop.agent import LLMAgent, load_agents  # noqa: PLC0415
+    from leanloop.agent import LLMAgent  # noqa: PLC0415
     from leanloop.budget import ContextPlan  # noqa: PLC0415
     from leanloop.budget.run import resolve_window  # noqa: PLC0415
+    from leanloop.spec import load_specs  # noqa: PLC0415
 
-    agents = load_agents(args.file)
+    agents: dict[str, LLMAgent] = {}
+    problems: list[SpecIssue] = []
     if args.agent is not None:
-        agents = {args.agent: LLMAgent.from_file(args.file, args.agent)}
+        agents[args.agent] = LLMAgent.from_file(args.file, args.agent)
+    else:  # an agent whose model or tools cannot be built does not hide the others
+        for name, spec in load_specs(args.file).items():
+            try:
+                agents[name] = LLMAgent.from_spec(spec)
+            except SpecError as exc:
+                problems.extend(exc.issues)
 
     async def resolve_all() -> list[str]:
         lines = []
@@ -265,9 +390,11 @@ def _window(args: argparse.Namespace) -> int:
             )
         return lines
 
+    for issue in problems:
+        print(f"error: {issue}", file=sys.stderr)
     for line in asyncio.run(resolve_all()):
         print(line)
-    return EXIT_OK
+    return EXIT_BAD_INPUT if problems else EXIT_OK
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -2,97 +2,125 @@
 
 ``openai`` → ``ChatOpenAI``; ``openai-compatible`` → ``ChatOpenAI`` with ``base_url`` and
 ``stream_usage=True`` (llama.cpp, LM Studio, vLLM report usage only when asked);
-``ollama`` → ``ChatOllama`` with ``num_ctx`` when a window is configured (so the server
-really loads that window); ``class`` → the imported ``BaseChatModel`` built with ``kwargs``.
+``anthropic`` → ``ChatAnthropic`` (the ``leanloop[anthropic]`` extra); ``ollama`` →
+``ChatOllama``; ``class`` → any imported ``BaseChatModel`` subclass.
+
+Every class is built the same way: each portable option (``model``, ``base_url``,
+``api_key``, ``temperature``, ``max_tokens``, ``timeout``) is passed under the keyword the
+class itself accepts — a field name or one of its pydantic aliases — and ``kwargs`` go
+along unchanged, so the class's own validation judges them. An option the class has no
+field for is an error, never dropped: a dropped ``base_url`` sends requests to the hosted
+API with a key meant for another server.
 """
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
 from leanloop._imports import ImportPathError, import_object
 from leanloop.exceptions import SpecError, SpecIssue
+from leanloop.spec.options import PORTABLE_OPTIONS, field_of, not_accepted, option_keyword
 from leanloop.spec.types import ModelSpec
 
-__all__ = ["build_chat_model"]
+__all__ = ["DEFAULT_TIMEOUT", "build_chat_model"]
+
+DEFAULT_TIMEOUT = 120.0
+"""Seconds one request may wait when the file sets no ``timeout``: never forever (a
+stalled server would hold the run). Streamed replies count it between two chunks."""
+
+_PROVIDER_CLASSES = {
+    "openai": ("langchain_openai", "ChatOpenAI", "langchain-openai"),
+    "openai-compatible": ("langchain_openai", "ChatOpenAI", "langchain-openai"),
+    "anthropic": ("langchain_anthropic", "ChatAnthropic", "leanloop[anthropic]"),
+    "ollama": ("langchain_ollama", "ChatOllama", "langchain-ollama"),
+}
 
 
 def build_chat_model(spec: ModelSpec) -> BaseChatModel:
-    """Build the chat model ``spec`` describes.
+    """Build the chat model ``spec`` describes; no request is made.
 
     Raises:
-        SpecError: When the model cannot be built; the issue points at where the model
-            was declared and never repeats the API key.
+        SpecError: When the model cannot be built (a missing package or credential, an
+            option the class does not accept); the issue points at where the model was
+            declared and never repeats the API key.
     """
     try:
-        if spec.class_path is not None:
-            return _from_class(spec)
-        if spec.provider == "ollama":
-            return _ollama(spec)
-        return _openai(spec)
+        cls = _model_class(spec)
+        model: BaseChatModel = cls(**_arguments(spec, cls))
     except SpecError:
         raise
-    except Exception as exc:  # provider constructors raise anything from ValueError to OSError
+    except Exception as exc:  # constructors raise anything from ValidationError to OSError
         raise _located(spec, f"cannot build the model: {_redact(str(exc), spec)}") from exc
-
-
-def _openai(spec: ModelSpec) -> BaseChatModel:
-    from langchain_openai import ChatOpenAI  # noqa: PLC0415 - heavy import, only when used
-
-    options = _given(
-        model=spec.model,
-        base_url=spec.base_url,
-        api_key=spec.api_key,
-        temperature=spec.temperature,
-        max_tokens=spec.max_tokens,
-        timeout=spec.timeout,
-    )
-    if spec.provider == "openai-compatible":
-        options["stream_usage"] = True
-        options.setdefault("api_key", "none")  # local servers ignore it; the client requires one
-    return ChatOpenAI(**options, **dict(spec.kwargs))
-
-
-def _ollama(spec: ModelSpec) -> BaseChatModel:
-    from langchain_ollama import ChatOllama  # noqa: PLC0415 - heavy import, only when used
-
-    options = _given(
-        model=spec.model,
-        base_url=spec.base_url,
-        temperature=spec.temperature,
-        num_predict=spec.max_tokens,
-        num_ctx=spec.context_window,  # so the server really loads the configured window
-        client_kwargs={"timeout": spec.timeout} if spec.timeout is not None else None,
-    )
-    return ChatOllama(**options, **dict(spec.kwargs))
-
-
-def _from_class(spec: ModelSpec) -> BaseChatModel:
-    assert spec.class_path is not None
-    try:
-        cls = import_object(spec.class_path)
-    except ImportPathError as exc:
-        raise _located(spec, str(exc)) from exc
-    if not (isinstance(cls, type) and issubclass(cls, BaseChatModel)):
-        raise _located(spec, f"{spec.class_path} is not a LangChain chat model class")
-    options = dict(spec.kwargs)
-    for key in ("model", "temperature", "max_tokens", "timeout", "base_url", "api_key"):
-        value = getattr(spec, key)
-        if value is not None and key in cls.model_fields:
-            options.setdefault(key, value)
-    model: BaseChatModel = cls(**options)
     return model
 
 
-def _given(**options: Any) -> dict[str, Any]:
-    """The options that were set (``None`` leaves the class default in place)."""
-    return {key: value for key, value in options.items() if value is not None}
+def _model_class(spec: ModelSpec) -> type[BaseChatModel]:
+    if spec.class_path is not None:
+        try:
+            cls = import_object(spec.class_path)
+        except ImportPathError as exc:
+            raise _located(spec, str(exc)) from exc
+        if not (isinstance(cls, type) and issubclass(cls, BaseChatModel)):
+            raise _located(spec, f"{spec.class_path} is not a LangChain chat model class")
+        return cls
+    assert spec.provider is not None
+    module_name, class_name, package = _PROVIDER_CLASSES[spec.provider]
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        message = f"the {spec.provider!r} provider needs {package}: pip install '{package}'"
+        raise _located(spec, message) from exc
+    found: type[BaseChatModel] = getattr(module, class_name)
+    return found
+
+
+def _arguments(spec: ModelSpec, cls: type[BaseChatModel]) -> dict[str, Any]:
+    options: dict[str, Any] = {
+        name: getattr(spec, name) for name in PORTABLE_OPTIONS if getattr(spec, name) is not None
+    }
+    options.setdefault("timeout", DEFAULT_TIMEOUT)
+    extra: dict[str, Any] = {}
+    if spec.provider == "openai-compatible":
+        extra["stream_usage"] = True
+        options.setdefault("api_key", "none")  # local servers ignore it; the client needs one
+    if spec.provider == "ollama":
+        # ChatOllama's timeout lives in its HTTP client's settings.
+        extra["client_kwargs"] = {"timeout": options.pop("timeout")}
+        if spec.context_window is not None:  # so the server really loads that window
+            extra["num_ctx"] = spec.context_window
+    arguments: dict[str, Any] = {}
+    fields_set: dict[str, str] = {}
+    for option, value in options.items():
+        keyword = option_keyword(cls, option)
+        if keyword is None:
+            if option == "timeout" and spec.timeout is None:
+                continue  # only the default: a class without a timeout keeps its own
+            raise _located(spec, not_accepted(cls, option))
+        arguments[keyword] = value
+        fields_set[field_of(cls, keyword)] = option
+    for key, value in {**extra, **spec.kwargs}.items():
+        field = field_of(cls, key)
+        if field in fields_set:
+            message = f"kwargs.{key} sets what '{fields_set[field]}' sets; give it once"
+            raise _located(spec, message)
+        arguments[key] = value
+    return arguments
 
 
 def _redact(text: str, spec: ModelSpec) -> str:
-    return text.replace(spec.api_key, "***") if spec.api_key else text
+    secrets: list[str] = [spec.api_key] if spec.api_key else []
+    secrets += [v for k, v in spec.kwargs.items() if isinstance(v, str) and _secret_key(str(k))]
+    for secret in secrets:
+        text = text.replace(secret, "***")
+    return text
+
+
+def _secret_key(key: str) -> bool:
+    lowered = key.lower()
+    return any(word in lowered for word in ("key", "token", "secret", "password"))
 
 
 def _located(spec: ModelSpec, message: str) -> SpecError:

@@ -57,7 +57,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     _port_option(demo)
     _model_option(demo)
     demo.add_argument("--question", default=None, help="what to ask the demo agent")
-    demo.add_argument("--file", type=Path, default=None, help="agents file (default: examples/)")
+    demo.add_argument("--file", type=Path, default=None, help="agents file (default: the demo agents file shipped with leanloop)")
     demo.set_defaults(handler=cmd_demo)
 
 

@@ -1,9 +1,10 @@
 """``leanloop demo``: the example agent answering a question with the local model.
 
 Sets up the local model if needed, starts the server unless one already runs on the
-port, runs the agent in ``examples/agents.yaml`` and returns the answer with the run
-report. A server the demo started is stopped again, also on Ctrl-C; a server that
-was already running is left alone.
+port, runs the agent in ``leanloop/examples/agents.yaml`` (package data: it ships in the
+wheel with its ``workspace/``) and returns the answer with the run report. A server the
+demo started is stopped again, also on Ctrl-C; a server that was already running is left
+alone.
 """
 
 from __future__ import annotations
@@ -43,8 +44,12 @@ class DemoResult:
 
 
 def default_agents_file() -> Path:
-    """``examples/agents.yaml`` of the source tree leanloop runs from."""
-    return Path(__file__).resolve().parents[3] / "examples" / "agents.yaml"
+    """The demo agents file shipped inside the package: ``leanloop/examples/agents.yaml``.
+
+    It is package data (next to its ``workspace/``), so it is there in a source checkout,
+    an editable install and an installed wheel alike.
+    """
+    return Path(__file__).resolve().parents[1] / "examples" / "agents.yaml"
 
 
 def run_demo(

@@ -15,6 +15,7 @@ from typing import Any
 
 from leanloop._imports import ImportPathError, import_object, is_import_path
 from leanloop.spec.issues import Problem, Reporter, did_you_mean
+from leanloop.spec.options import PORTABLE_OPTIONS, lift_options, not_accepted, option_keyword
 from leanloop.spec.yamlsource import KeyPath
 from leanloop.tools.names import BUILTIN_TOOLS
 
@@ -93,6 +94,7 @@ def _check_reference(checker: _Checker, name: str, path: KeyPath) -> None:
         hint = " (this file declares no models: add it under 'models', or write it inline)"
     else:
         hint = "" if checker.reporter.is_secret(path) else did_you_mean(name, checker.models)
+        hint = hint or f" (the declared models are {', '.join(map(repr, checker.models))})"
     checker.add(path, f"unknown model {shown}{hint}")
 
 
@@ -103,21 +105,35 @@ def _check_model(checker: _Checker, model: Any, path: KeyPath) -> None:
     if "provider" in model and "class" in model:
         checker.add((*path, "class"), "set 'provider' or 'class', not both", at_key=True)
     elif "provider" not in model and "class" not in model:
-        message = "a model needs 'provider' (openai, ollama, openai-compatible) or 'class'"
+        message = (
+            "a model needs 'provider' (openai, anthropic, ollama, openai-compatible) or 'class'"
+        )
         checker.add(path, message, at_key=True)
-    if "kwargs" in model and "class" not in model:
-        checker.add((*path, "kwargs"), "'kwargs' is only for a 'class' model", at_key=True)
+    kwargs = model.get("kwargs")
+    if isinstance(kwargs, Mapping):
+        given = {key: model.get(key) for key in PORTABLE_OPTIONS}
+        for key, option in lift_options(given, kwargs)[2]:
+            message = f"kwargs.{key} sets what '{option}' sets; give it once"
+            checker.add((*path, "kwargs", key), message, at_key=True)
     if provider in _NEEDS_MODEL and "model" not in model:
         message = f"an {provider!r} model needs 'model' (the name the server knows)"
         checker.add(path, message, at_key=True)
+    if provider == "ollama" and "api_key" in model:
+        message = (
+            "ChatOllama has no option 'api_key' (Ollama takes no key; send headers "
+            "under kwargs.client_kwargs)"
+        )
+        checker.add((*path, "api_key"), message, at_key=True)
     if provider == "openai-compatible" and "base_url" not in model:
         checker.add(path, "an 'openai-compatible' model needs 'base_url'", at_key=True)
     class_path = model.get("class")
     if isinstance(class_path, str) and checker.judges((*path, "class")):
-        _check_model_class(checker, class_path, (*path, "class"))
+        _check_model_class(checker, class_path, (*path, "class"), model)
 
 
-def _check_model_class(checker: _Checker, class_path: str, path: KeyPath) -> None:
+def _check_model_class(
+    checker: _Checker, class_path: str, path: KeyPath, model: Mapping[str, Any]
+) -> None:
     # LangChain is imported only for files that name classes (`validate` stays fast).
     from langchain_core.language_models import BaseChatModel  # noqa: PLC0415
 
@@ -129,6 +145,12 @@ def _check_model_class(checker: _Checker, class_path: str, path: KeyPath) -> Non
     if not (isinstance(obj, type) and issubclass(obj, BaseChatModel)):
         shown = checker.reporter.show(class_path, path)
         checker.add(path, f"{shown} is not a chat model class (a subclass of BaseChatModel)")
+        return
+    # Every top-level option must reach the class: one it has no field for would be
+    # dropped, and a dropped base_url or api_key sends requests somewhere else.
+    for option in PORTABLE_OPTIONS:
+        if option in model and option_keyword(obj, option) is None:
+            checker.add((*path[:-1], option), not_accepted(obj, option), at_key=True)
 
 
 def _import_failure(checker: _Checker, exc: ImportPathError, path: KeyPath) -> str:

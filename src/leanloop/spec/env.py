@@ -2,8 +2,12 @@
 
 Rules: ``${NAME}`` is the variable's value (an error when it is not set);
 ``${NAME:-default}`` falls back to ``default`` when the variable is unset or empty,
-as in the shell; ``$${`` writes a literal ``${``. Keys are never interpolated, and
-results stay strings: the schema then judges them like any other string.
+as in the shell; ``$${`` writes a literal ``${``. Keys are never interpolated. A value
+that is one whole reference (``max_rounds: ${ROUNDS:-5}``) is converted to the type the
+schema asks for by the loader; a value that only contains one stays a string.
+
+Values are masked in messages only when they look secret: the key (``api_key``,
+``token``, ``password`` …) or the variable's name (``${OPENAI_API_KEY}``) says so.
 """
 
 from __future__ import annotations
@@ -15,11 +19,35 @@ from typing import Any
 
 from leanloop.spec.yamlsource import KeyPath
 
-__all__ = ["Interpolation", "interpolate"]
+__all__ = ["Interpolation", "interpolate", "looks_secret"]
 
 # `$${` first so that an escaped reference is never read as a real one.
 _TOKEN = re.compile(r"\$\$\{|\$\{(?P<body>[^}]*)\}|\$\{")
 _BODY = re.compile(r"(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?::-(?P<default>.*))?", re.DOTALL)
+_SECRET_WORDS = frozenset(
+    {
+        "key",
+        "apikey",
+        "token",
+        "password",
+        "passwd",
+        "secret",
+        "auth",
+        "authorization",
+        "credential",
+        "credentials",
+        "cookie",
+        "bearer",
+    }
+)
+
+
+def looks_secret(name: str) -> bool:
+    """Whether a key or variable name says its value is a secret (``api_key``, ``TOKEN``)."""
+    # The last word decides: `api_key`, `GITHUB_TOKEN` are secrets; `token_budget_percent`
+    # and `max_tokens` are not.
+    words = [word for word in re.split(r"[^a-z0-9]+", name.lower()) if word]
+    return bool(words) and words[-1] in _SECRET_WORDS
 
 
 @dataclass(slots=True)
@@ -28,7 +56,9 @@ class Interpolation:
 
     data: Any
     secrets: set[KeyPath] = field(default_factory=set)
-    """Paths whose value used a variable: never shown in messages."""
+    """Paths whose value used a secret-looking variable or key: never shown in messages."""
+    interpolated: set[KeyPath] = field(default_factory=set)
+    """Paths whose value used a variable (its type is the loader's to convert)."""
     problems: list[tuple[KeyPath, str]] = field(default_factory=list)
 
 
@@ -61,9 +91,10 @@ def _walk(value: Any, path: KeyPath, environ: Mapping[str, str], out: Interpolat
 def _substitute(text: str, path: KeyPath, environ: Mapping[str, str], out: Interpolation) -> str:
     problems: list[str] = []
     used_variable = False
+    secret = any(looks_secret(str(part)) for part in path)
 
     def replace(match: re.Match[str]) -> str:
-        nonlocal used_variable
+        nonlocal used_variable, secret
         found = match.group(0)
         if found == "$${":
             return "${"
@@ -74,6 +105,7 @@ def _substitute(text: str, path: KeyPath, environ: Mapping[str, str], out: Inter
             return found
         used_variable = True
         name, default = parsed.group("name"), parsed.group("default")
+        secret = secret or looks_secret(name)
         value = environ.get(name)
         if default is not None:
             return value if value else default
@@ -87,7 +119,9 @@ def _substitute(text: str, path: KeyPath, environ: Mapping[str, str], out: Inter
 
     result = _TOKEN.sub(replace, text)
     if used_variable:
-        out.secrets.add(path)
+        out.interpolated.add(path)
+        if secret:
+            out.secrets.add(path)
     out.problems.extend((path, message) for message in problems)
     return result
 

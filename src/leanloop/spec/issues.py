@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from leanloop.exceptions import SpecIssue
+from leanloop.spec.env import looks_secret
 from leanloop.spec.types import SourceLocation
 from leanloop.spec.yamlsource import KeyPath, Mark, Positions
 
@@ -19,8 +20,6 @@ __all__ = ["HIDDEN", "Problem", "Reporter", "did_you_mean", "format_path"]
 
 HIDDEN = "***"
 """What a secret value shows as."""
-
-_SECRET_KEYS = frozenset({"api_key"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,10 +47,12 @@ class Reporter:
     source: str
     positions: Positions = field(default_factory=Positions)
     secrets: set[KeyPath] = field(default_factory=set)
+    interpolated: set[KeyPath] = field(default_factory=set)
+    """Paths whose value came from ``${...}``."""
 
     def is_secret(self, path: KeyPath) -> bool:
-        """Whether the value at ``path`` came from the environment or is a key."""
-        return path in self.secrets or any(part in _SECRET_KEYS for part in path)
+        """Whether the value at ``path`` is a secret (by its key or its variable's name)."""
+        return path in self.secrets or any(looks_secret(str(part)) for part in path)
 
     def show(self, value: Any, path: KeyPath) -> str:
         """The value as a message may quote it: ``'text'``, ``1.5``, ``null`` or ``***``."""

@@ -14,8 +14,10 @@ all problems of the file, each as ``file:line:column: key.path: message``::
 from __future__ import annotations
 
 import logging
+import math
 import os
-from collections.abc import Mapping
+import re
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -37,16 +39,21 @@ _TOP_LEVEL = "a mapping with 'version' and 'agents'"
 
 
 def load_specs(
-    path: str | os.PathLike[str], *, environ: Mapping[str, str] | None = None
+    path: str | os.PathLike[str],
+    *,
+    environ: Mapping[str, str] | None = None,
+    only: str | None = None,
 ) -> dict[str, AgentSpec]:
     """Load and validate every agent of an agents file.
 
     Args:
         path: The YAML file. Relative workspaces resolve against its folder.
         environ: Where ``${VAR}`` references are looked up; ``os.environ`` by default.
+        only: Load just this agent: the problems of other agents (and of models it does
+            not use) are not its problems, so one broken agent never blocks another.
 
     Returns:
-        The agents by name, in file order.
+        The agents by name, in file order (just ``only`` when given).
 
     Raises:
         SpecError: Listing every problem of the file, located (also for a missing,
@@ -56,7 +63,7 @@ def load_specs(
     source = os.fspath(path)
     text = _read_text(file, source)
     base_dir = file.absolute().parent
-    return _load_text(text, source=source, base_dir=base_dir, environ=environ, file=file)
+    return _load_text(text, source=source, base_dir=base_dir, environ=environ, file=file, only=only)
 
 
 def load_specs_from_text(
@@ -142,6 +149,7 @@ def _load_text(
     base_dir: Path | None,
     environ: Mapping[str, str] | None,
     file: Path | None,
+    only: str | None = None,
 ) -> dict[str, AgentSpec]:
     try:
         data, positions, found = parse_yaml(text)
@@ -165,7 +173,7 @@ def _load_text(
         shown = "a list" if isinstance(data, list) else f"a single {type(data).__name__} value"
         raise _single(source, positions.value(()), f"expected {_TOP_LEVEL}, got {shown}")
     return _validate_and_build(
-        data, reporter, problems, base_dir=base_dir, environ=environ, file=file
+        data, reporter, problems, base_dir=base_dir, environ=environ, file=file, only=only
     )
 
 
@@ -189,9 +197,12 @@ def _validate_and_build(
     base_dir: Path | None,
     environ: Mapping[str, str] | None,
     file: Path | None,
+    only: str | None = None,
 ) -> dict[str, AgentSpec]:
     resolved = interpolate(data, environ=os.environ if environ is None else environ)
     reporter.secrets = resolved.secrets
+    reporter.interpolated = resolved.interpolated
+    _type_references(resolved.data, resolved.interpolated)
     problems += [Problem(path, message) for path, message in resolved.problems]
     from_schema = schema_problems(resolved.data, reporter)
     # Problems at a key (an unknown key, a bad name) leave its value open to the checks.
@@ -200,9 +211,15 @@ def _validate_and_build(
     folder = Path.cwd() if base_dir is None else Path(base_dir)
     problems += from_schema
     problems += semantic_problems(resolved.data, reporter, base_dir=folder, rejected=rejected)
+    if only is not None:
+        problems = _problems_of(resolved.data, only, problems)
+        agents = resolved.data.get("agents")
+        if not problems and isinstance(agents, Mapping) and only not in agents:
+            known = ", ".join(map(repr, agents))
+            problems = [Problem(("agents",), f"no agent named {only!r} (the agents are {known})")]
     if problems:
         raise SpecError(reporter.issues(problems))
-    specs = _Builder(reporter, folder, file).agents(resolved.data)
+    specs = _Builder(reporter, folder, file).agents(resolved.data, only=only)
     logger.debug("loaded %d agent(s) from %s", len(specs), reporter.source)
     return specs
 
@@ -219,12 +236,13 @@ class _Builder:
         self.model_types = _property_types(schema["modelFields"])
         self.models: dict[str, ModelSpec] = {}
 
-    def agents(self, data: Mapping[str, Any]) -> dict[str, AgentSpec]:
+    def agents(self, data: Mapping[str, Any], *, only: str | None = None) -> dict[str, AgentSpec]:
+        agents = data["agents"] if only is None else {only: data["agents"][only]}
+        used = None if only is None else _models_used(agents[only])
         for name, raw in data.get("models", {}).items():
-            self.models[name] = self.model(raw, ("models", name), name=name)
-        return {
-            name: self.agent(name, raw, ("agents", name)) for name, raw in data["agents"].items()
-        }
+            if used is None or name in used:
+                self.models[name] = self.model(raw, ("models", name), name=name)
+        return {name: self.agent(name, raw, ("agents", name)) for name, raw in agents.items()}
 
     def model(self, raw: Any, path: KeyPath, *, name: str | None = None) -> ModelSpec:
         if isinstance(raw, str):  # a reference, already checked to exist
@@ -261,6 +279,82 @@ class _Builder:
             location=self.reporter.location(path),
             **settings,
         )
+
+
+def _problems_of(data: Mapping[str, Any], agent: str, problems: list[Problem]) -> list[Problem]:
+    """The problems that concern ``agent``: its own, its models' and the file's."""
+    agents = data.get("agents")
+    if not isinstance(agents, Mapping) or agent not in agents:
+        return problems  # no such agent: every problem stands (the caller names the agent)
+    used = _models_used(agents[agent])
+
+    def concerns(path: KeyPath) -> bool:
+        if len(path) < 2 or path[0] not in ("agents", "models"):
+            return True
+        return path[1] == agent if path[0] == "agents" else path[1] in used
+
+    return [problem for problem in problems if concerns(problem.path)]
+
+
+def _models_used(agent: Any) -> set[str]:
+    if not isinstance(agent, Mapping):
+        return set()
+    return {agent[k] for k in ("model", "pruning_model") if isinstance(agent.get(k), str)}
+
+
+def _type_references(data: Any, paths: set[KeyPath]) -> None:
+    """Give ``${...}`` values the type the schema asks for (``max_rounds: ${ROUNDS:-5}``).
+
+    A value that does not read as that type stays a string, for the schema to refuse
+    with its location.
+    """
+    defs = _schema_defs()
+    agent_types, model_types = _property_types(defs["agent"]), _property_types(defs["modelFields"])
+    for path in paths:
+        json_type: str | None = None
+        if len(path) == 3 and path[0] == "models":
+            json_type = model_types.get(str(path[2]))
+        elif len(path) == 3 and path[0] == "agents":
+            json_type = agent_types.get(str(path[2]))
+        elif len(path) == 4 and path[0] == "agents" and path[2] in ("model", "pruning_model"):
+            json_type = model_types.get(str(path[3]))
+        parent = _parent(data, path)
+        if parent is None or json_type not in _READERS:
+            continue
+        typed = _READERS[json_type](parent[path[-1]])
+        if typed is not None:
+            parent[path[-1]] = typed
+
+
+def _parent(data: Any, path: KeyPath) -> Any:
+    for key in path[:-1]:
+        if not isinstance(data, dict) or key not in data:
+            return None
+        data = data[key]
+    return data if isinstance(data, dict) and isinstance(data.get(path[-1]), str) else None
+
+
+def _read_integer(text: str) -> int | None:
+    return int(text) if re.fullmatch(r"\s*[+-]?\d{1,18}\s*", text) else None
+
+
+def _read_number(text: str) -> float | None:
+    if not re.fullmatch(r"\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*", text):
+        return None
+    value = float(text)
+    return value if math.isfinite(value) else None
+
+
+def _read_boolean(text: str) -> bool | None:
+    return _BOOLEANS.get(text.strip().lower())
+
+
+_BOOLEANS = {"true": True, "yes": True, "on": True, "false": False, "no": False, "off": False}
+_READERS: dict[str | None, Callable[[str], Any]] = {
+    "integer": _read_integer,
+    "number": _read_number,
+    "boolean": _read_boolean,
+}
 
 
 def _schema_defs() -> dict[str, Any]:

@@ -129,7 +129,7 @@ def _value_message(error: ValidationError, path: tuple[str | int, ...], reporter
     if kind == "type":
         wanted = [limit] if isinstance(limit, str) else list(limit)
         got = "nothing" if error.instance is None else shown
-        hint = " (a ${...} value is always a string)" if path in reporter.secrets else ""
+        hint = " (the value of a ${...} reference)" if path in reporter.interpolated else ""
         return f"expected {' or '.join(_TYPE_WORDS[w] for w in wanted)}, got {got}{hint}"
     if kind == "enum":
         options = ", ".join(repr(option) for option in limit)

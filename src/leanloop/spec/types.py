@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from leanloop.spec.options import PORTABLE_OPTIONS, lift_options
+
 __all__ = ["AgentSpec", "ModelSpec", "Provider", "SourceLocation", "ToolMode"]
 
 Provider = Literal["openai", "anthropic", "ollama", "openai-compatible"]
@@ -60,6 +62,18 @@ class ModelSpec:
     kept out of repr); a key that repeats a top-level option is refused by ``validate``."""
     location: SourceLocation | None = None
     """Where the model was declared, for errors raised while building it."""
+
+    def __post_init__(self) -> None:
+        # A setting written in `kwargs` under a class's own spelling (`openai_api_base`)
+        # moves to its portable field, so that window discovery and the token counter see
+        # the server wherever it was given. A setting given twice stays in `kwargs`: the
+        # top-level value wins and `validate` / the model builder report the clash.
+        given = {name: getattr(self, name) for name in PORTABLE_OPTIONS}
+        lifted, rest, _ = lift_options(given, self.kwargs)
+        if len(rest) != len(self.kwargs):
+            for name, value in lifted.items():
+                object.__setattr__(self, name, value)
+            object.__setattr__(self, "kwargs", rest)
 
 
 @dataclass(frozen=True, kw_only=True)
