@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import importlib
+import sys
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 __all__ = ["ImportPathError", "import_object", "is_import_path", "lazy_exports"]
@@ -39,6 +41,13 @@ def lazy_exports(
     return getattr_, dir_
 
 
+def _append_to_path(folder: Path) -> None:
+    text = str(folder)
+    if text not in sys.path:
+        sys.path.append(text)
+        importlib.invalidate_caches()
+
+
 class ImportPathError(ValueError):
     """An import path is malformed or names nothing importable; the message says which."""
 
@@ -49,25 +58,32 @@ def is_import_path(text: str) -> bool:
     return bool(sep and module and attr)
 
 
-def import_object(path: str) -> Any:
+def import_object(path: str, *, near: Path | None = None) -> Any:
     """Import and return the object named by ``package.module:attribute``.
 
     Args:
         path: The import path; the attribute part may be dotted (``mod:Class.factory``).
+        near: The agents file's folder: appended to ``sys.path`` (after everything
+            installed, so a file there never shadows a package), so that tools kept next
+            to the file import as they would from that folder.
 
     Raises:
-        ImportPathError: With a one-line message saying what could not be found.
+        ImportPathError: With a one-line message saying what could not be found and where
+            it was looked for.
     """
     module_name, sep, attr_path = path.partition(":")
     if not (sep and module_name and attr_path):
         msg = f"{path!r} is not an import path of the form 'package.module:name'"
         raise ImportPathError(msg)
+    if near is not None:
+        _append_to_path(near)
     try:
         obj: Any = importlib.import_module(module_name)
     except ImportError as exc:
-        msg = f"cannot import module {module_name!r} ({exc})"
+        where = f"; looked in {near} and the Python path" if near is not None else ""
+        msg = f"cannot import module {module_name!r} ({exc}){where}"
         raise ImportPathError(msg) from exc
-    except Exception as exc:  # a user module that fails while importing is a user mistake
+    except (Exception, SystemExit) as exc:  # a user module failing on import is a user mistake
         msg = f"importing module {module_name!r} failed: {type(exc).__name__}: {exc}"
         raise ImportPathError(msg) from exc
     for part in attr_path.split("."):

@@ -138,7 +138,7 @@ def _check_model_class(
     from langchain_core.language_models import BaseChatModel  # noqa: PLC0415
 
     try:
-        obj = import_object(class_path)
+        obj = import_object(class_path, near=checker.base_dir)
     except ImportPathError as exc:
         checker.add(path, _import_failure(checker, exc, path))
         return
@@ -204,7 +204,7 @@ def _tool_name(checker: _Checker, tool: str, path: KeyPath) -> str | None:
     from langchain_core.tools import BaseTool  # noqa: PLC0415 - only for import-path tools
 
     try:
-        obj = import_object(tool)
+        obj = import_object(tool, near=checker.base_dir)
     except ImportPathError as exc:
         checker.add(path, _import_failure(checker, exc, path))
         return None
