@@ -59,13 +59,36 @@ Feature: Pruning chunks that fit, and a pass that finishes
 
   Scenario: Later chunks get a timeout scaled to the measured speed
     Given a sized pruning log of 40 KB in read_file form with 3 lines mentioning "deadlock"
-    And a sized pruning model that answers part 1 in 1.2 seconds, part 2 in 2.6 seconds and the rest at once
+    And a sized pruning model that answers its first request in 1.2 seconds, its second in 2.6 seconds and the rest at once
     And the sized pruning window is 4096 tokens
     And the sized pruning timeout is 2.0 seconds
     And the sized pruning concurrency is 1
     When the sized pruner built by make_pruner prunes the output
     Then the sized outcome is pruned without a fallback
     And the sized outcome has no unread lines
+
+  Scenario: A chunked pass reads the parts with the focus words first
+    Given a sized pruning log of 40 KB in read_file form with 3 lines mentioning "deadlock"
+    And a sized pruning model that keeps the lines mentioning "deadlock"
+    And the sized pruning window is 4096 tokens
+    And the sized pruning concurrency is 1
+    When the sized pruner built by make_pruner prunes the output
+    Then the first 3 sized requests showed the lines mentioning "deadlock"
+    And every planned sized chunk got a request
+    And the sized pruned message keeps the 3 lines mentioning "deadlock"
+    And the sized outcome has no unread lines
+
+  Scenario: The pass's time limit ends it with what was read, and names the parts it did not reach
+    Given a sized pruning log of 40 KB in read_file form with 3 lines mentioning "deadlock"
+    And a sized pruning model that answers every request in 0.3 seconds, keeping "deadlock"
+    And the sized pruning window is 4096 tokens
+    And the sized pruning concurrency is 1
+    And the sized pruning deadline is 1.2 seconds
+    When the sized pruner built by make_pruner prunes the output
+    Then the sized outcome is pruned without a fallback
+    And the sized pruned message keeps the 3 lines mentioning "deadlock"
+    And the sized outcome names the parts the time limit left unread, with the call that reads them
+    And the sized pass took less than 1.5 seconds
 
   Scenario Outline: The server's count sizes the chunks
     Given a sized pruning log of 40 KB in read_file form with 3 lines mentioning "deadlock"

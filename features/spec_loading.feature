@@ -46,7 +46,7 @@ Feature: Loading agents files into validated specs
       | tools: [""]                        | agents.yaml:5:13: agents.reader.tools[0]: must not be empty                                                                                             |
       | tools: ["math:pi"]                 | agents.yaml:5:13: agents.reader.tools[0]: 'math:pi' is a float, not a tool (a LangChain BaseTool or a function)                                          |
       | tools: ["fixtures.spec_fixtures:NotAChatModel"] | agents.yaml:5:13: agents.reader.tools[0]: 'fixtures.spec_fixtures:NotAChatModel' is a class, not a tool (a LangChain BaseTool or a function) |
-      | tools: ["nowhere.at_all:thing"]    | agents.yaml:5:13: agents.reader.tools[0]: cannot import module 'nowhere.at_all' (No module named 'nowhere')                                              |
+      | tools: ["nowhere.at_all:thing"]    | agents.yaml:5:13: agents.reader.tools[0]: cannot import module 'nowhere.at_all' (No module named 'nowhere'); looked in {tmp} and the Python path                                              |
       | tools: ["fixtures.spec_fixtures:nothing_here"] | agents.yaml:5:13: agents.reader.tools[0]: module 'fixtures.spec_fixtures' has no attribute 'nothing_here'                                  |
       | tools: ["json:dumps", "json:dumps"] | agents.yaml:5:27: agents.reader.tools[1]: 'json:dumps' is listed more than once                                                                        |
       | tools: [search, read_file]         | agents.yaml:5:13: agents.reader.tools[0]: the built-in tools 'search', 'read_file' need a 'workspace' folder                                            |
@@ -386,7 +386,7 @@ Feature: Loading agents files into validated specs
     And loading the agents file fails with:
       """
       agents.yaml:9:12: agents.reader.model: unknown model 'locl' (did you mean 'local'?)
-      agents.yaml:10:24: agents.reader.tools[1]: cannot import module 'nowhere.at_all' (No module named 'nowhere')
+      agents.yaml:10:24: agents.reader.tools[1]: cannot import module 'nowhere.at_all' (No module named 'nowhere'); looked in {tmp} and the Python path
       agents.yaml:11:16: agents.reader.workspace: './data' ({tmp}/data) does not exist
       agents.yaml:12:27: agents.reader.token_budget_percent: 1.5 is greater than the maximum of 1
       agents.yaml:13:5: agents.reader.max_round: unknown key 'max_round' (did you mean 'max_rounds'?)

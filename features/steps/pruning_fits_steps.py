@@ -175,14 +175,15 @@ def step_failer(context: Context, message: str) -> None:
 
 
 @given(
-    "a sized pruning model that answers part 1 in {first:g} seconds, part 2 in {second:g} "
-    "seconds and the rest at once"
+    "a sized pruning model that answers its first request in {first:g} seconds, its second "
+    "in {second:g} seconds and the rest at once"
 )
 def step_paced(context: Context, first: float, second: float) -> None:
     word = context.sized_word
+    calls = iter(range(1, 10_000))  # requests in the order they arrive (the reading order)
 
     def behave(messages: list[BaseMessage]) -> tuple[float, Any]:
-        delay = {1: first, 2: second}.get(_part(messages)[0], 0.0)
+        delay = {1: first, 2: second}.get(next(calls), 0.0)
         return delay, _keep(messages, word)
 
     _model(context, behave)
@@ -196,6 +197,16 @@ def step_window(context: Context, tokens: int) -> None:
 @given("the sized pruning timeout is {seconds:g} seconds")
 def step_timeout(context: Context, seconds: float) -> None:
     context.sized_timeout = seconds
+
+
+@given("the sized pruning deadline is {seconds:g} seconds")
+def step_deadline(context: Context, seconds: float) -> None:
+    context.sized_deadline = seconds
+
+
+@given('a sized pruning model that answers every request in {seconds:g} seconds, keeping "{word}"')
+def step_slow_keeper(context: Context, seconds: float, word: str) -> None:
+    _model(context, lambda messages: (seconds, _keep(messages, word)))
 
 
 @given("the sized pruning concurrency is {count:d}")
@@ -285,6 +296,7 @@ def _spec(context: Context) -> AgentSpec:
         allow_tool_output_pruning=True,
         pruning_model=pruning,
         pruning_timeout=getattr(context, "sized_timeout", 60.0),
+        pruning_deadline=getattr(context, "sized_deadline", 300.0),
         pruning_concurrency=getattr(context, "sized_concurrency", 4),
         pruning_min_chars=1_000,
     )
@@ -429,6 +441,28 @@ def step_keeps_some(context: Context, word: str) -> None:
 def step_no_unread(context: Context) -> None:
     assert context.sized_outcome.unread == (), context.sized_outcome.unread
     assert "were not read" not in context.sized_outcome.text
+
+
+@then('the first {count:d} sized requests showed the lines mentioning "{word}"')
+def step_read_first(context: Context, count: int, word: str) -> None:
+    first = context.sized_model._calls[:count]
+    assert len(first) == count, len(context.sized_model._calls)
+    for n, messages in enumerate(first, start=1):
+        assert any(word in line for line in _shown(messages)), f"request {n}: {_part(messages)}"
+
+
+@then("the sized outcome names the parts the time limit left unread, with the call that reads them")
+def step_unread_time(context: Context) -> None:
+    outcome = context.sized_outcome
+    assert outcome.unread, "every part was read"
+    assert all("time limit" in r.reason for r in outcome.unread), outcome.unread
+    assert "were not read (not reached within the pass's time limit" in outcome.text, outcome.text
+    assert "ask for them with read_file(offset=" in outcome.text, outcome.text
+
+
+@then("the sized pass took less than {seconds:g} seconds")
+def step_pass_time(context: Context, seconds: float) -> None:
+    assert context.sized_outcome.seconds < seconds, context.sized_outcome.seconds
 
 
 @then("every planned sized chunk got a request")

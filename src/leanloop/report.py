@@ -52,6 +52,8 @@ class ToolCallRecord:
     """The first request (step) whose view carried this result trimmed."""
     result_id: str | None = None
     """The id of the message that carried the result (shared by a text-mode turn)."""
+    timed_out: bool = False
+    """The call ran past the agent's ``tool_timeout`` and was given up (``ok`` is false)."""
 
     @property
     def fate(self) -> str:

@@ -1,10 +1,11 @@
 """Run the calls of one reply: strip meta-arguments, run, prune, cap, record.
 
 Each call goes through the same funnel: the pruning meta-arguments are split off (no tool
-ever receives them); the registry runs the tool (failures become one-line messages, the
-registry-wide cap applies); a prunable result may go through the LLM extraction pass; the
-plan's per-result cap keeps any one result from swamping the window. Calls of one reply
-run concurrently, at most ``max_parallel_tools`` of them.
+ever receives them); the registry runs the tool within the agent's ``tool_timeout``
+(failures and timeouts become one-line messages, the registry-wide cap applies); a
+prunable result may go through the LLM extraction pass; the plan's per-result cap keeps
+any one result from swamping the window. Calls of one reply run concurrently, at most
+``max_parallel_tools`` of them.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from leanloop.pruning.extract import CountRatio, task_context_from
 from leanloop.report import RunReport, ToolCallRecord
 from leanloop.spec.types import AgentSpec
 from leanloop.textcap import cap_text
-from leanloop.tools.registry import ToolRegistry
+from leanloop.tools.registry import ToolRegistry, clean_text
 
 __all__ = ["CallResult", "ToolRunner", "make_pruner"]
 
@@ -58,6 +59,7 @@ def make_pruner(
     settings = PruneSettings(
         min_chars=spec.pruning_min_chars,
         timeout=spec.pruning_timeout,
+        deadline=spec.pruning_deadline,
         concurrency=spec.pruning_concurrency,
         verify=spec.pruning_verify,
         window_tokens=window_tokens,
@@ -155,11 +157,17 @@ class ToolRunner:
                 notes=[f"repeat of the call at step {repeat.step}; not run"],
             )
             return CallResult(call, repeat.reminder, ok=True, repeated=True), record
-        outcome = await self.registry.run(call["name"], args)
+        timeout = self.spec.tool_timeout
+        outcome = await self.registry.run(call["name"], args, time_limit=timeout)
+        if outcome.timed_out:
+            self.report.events.append(
+                f"step {step}: {outcome.name} timed out after {timeout:g} s; not retried"
+            )
         text, pruned = outcome.text, False
         if self.pruner is not None and outcome.ok and outcome.name in self.prunable:
             # outcome.name is the tool that really ran (a repaired name included).
             text, pruned = await self._prune(outcome.name, text, request, context, step)
+            text = clean_text(text)  # the extraction model's words are not checked text
         capped = cap_text(text, cap)
         # Cut by the registry's cap or by the window's: either way the model saw less than
         # the tool wrote, and the report says how much there was.
@@ -177,6 +185,7 @@ class ToolRunner:
             repaired_from=outcome.repaired_from,
             notes=[*outcome.notes, *([rerun.note] if rerun else [])],
             cut_from=cut_from,
+            timed_out=outcome.timed_out,
         )
         if self.guard is not None:
             self.guard.remember(

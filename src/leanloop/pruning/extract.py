@@ -56,6 +56,7 @@ from leanloop.pruning.prompt import (
     split_chunk,
     split_raw_lines,
 )
+from leanloop.pruning.rank import focus_terms, reading_order
 from leanloop.pruning.schema import PRUNE_ARG, PruneRequest
 from leanloop.pruning.verify import RawIndex, Verified, strip_line_numbers, verify_lines
 
@@ -98,6 +99,7 @@ _TIMEOUT_CEILING = 10.0
 # Unread ranges listed one by one in the info block; the rest are counted.
 _UNREAD_LISTED = 5
 _READ_FILE = "read_file"
+TIME_LIMIT = "not reached within the pass's time limit; read less likely parts last"
 _READ_FILE_NUMBER = re.compile(r"^\s*(\d+)\|")
 
 CountRatio = Callable[[str], Awaitable[float | None]]
@@ -126,6 +128,11 @@ class PruneSettings:
     """Characters per token, the most the content-aware estimate may assume."""
     reply_limit: int | None = None
     """The pruning model's ``max_tokens``, if set: the reply reserve is no larger."""
+    deadline: float | None = None
+    """Seconds the whole pass may take (``None``: no limit). A chunked output is then read
+    best-first (:mod:`leanloop.pruning.rank`), a chunk is not started when the measured
+    speed says it cannot finish in time, and a request never outlives the limit; the
+    chunks not read are named in the result with the call that reads them."""
 
     def __post_init__(self) -> None:
         """Reject settings the pass cannot work with."""
@@ -137,6 +144,7 @@ class PruneSettings:
                 ("concurrency", self.concurrency, self.concurrency >= 1, ">= 1"),
                 ("window_tokens", self.window_tokens, self.window_tokens >= 1, ">= 1"),
                 ("chars_per_token", self.chars_per_token, self.chars_per_token > 0, "> 0"),
+                ("deadline", self.deadline, self.deadline is None or self.deadline > 0, "> 0"),
                 (
                     "reply_limit",
                     self.reply_limit,
@@ -262,6 +270,12 @@ class _Speed:
         self.chars += chars
         self.seconds += max(seconds / sharing, 1e-6)
 
+    def expected(self, chars: int, *, sharing: int) -> float | None:
+        """Seconds a request of ``chars`` should take at the speed so far (``None``: unknown)."""
+        if not self.chars:
+            return None
+        return chars / (self.chars / self.seconds) * sharing
+
     def timeout_for(self, chars: int, floor: float, *, sharing: int) -> float:
         """Seconds for a request of ``chars``, sent with ``sharing`` requests in flight.
 
@@ -274,6 +288,15 @@ class _Speed:
             expected = chars / (self.chars / self.seconds)
             own = min(max(floor, _TIMEOUT_FACTOR * expected), floor * _TIMEOUT_CEILING)
         return own * sharing
+
+
+@dataclass(frozen=True)
+class _Limits:
+    """What bounds the requests of one pass: how many at once, and until when."""
+
+    semaphore: asyncio.Semaphore
+    deadline_at: float | None
+    """``time.perf_counter()`` value after which no request may run."""
 
 
 @dataclass(frozen=True)
@@ -378,6 +401,7 @@ class Pruner:
         task_context = task_context[:_TASK_CONTEXT_CHARS]
         lines = split_raw_lines(raw)
         plan = await self._plan(tool_name, lines, focus, task_context)
+        deadline = self._settings.deadline
         pieces = await self._extract_all(
             plan.chunks,
             lambda chunk, part: build_messages(
@@ -390,6 +414,10 @@ class Pruner:
             ),
             config,
             on_chunk,
+            order=reading_order(
+                [chunk.text for chunk in plan.chunks], focus_terms(focus or task_context)
+            ),
+            deadline_at=None if deadline is None else started + deadline,
         )
         chunks = len(pieces)
         answers = [piece.answer for piece in pieces if piece.answer is not None]
@@ -508,15 +536,19 @@ class Pruner:
         build: Callable[[Chunk, int], list[BaseMessage]],
         config: RunnableConfig | None,
         on_chunk: ChunkDone | None = None,
+        *,
+        order: Sequence[int] | None = None,
+        deadline_at: float | None = None,
     ) -> list[_Piece]:
         semaphore = asyncio.Semaphore(self._settings.concurrency)
         call_config = _call_config(config)
         done = 0
+        limits = _Limits(semaphore, deadline_at)
 
         async def counted(chunk: Chunk, part: int) -> list[_Piece]:
             nonlocal done
             pieces = await self._extract_chunk(
-                chunk, part, depth=0, build=build, semaphore=semaphore, config=call_config
+                chunk, part, depth=0, build=build, limits=limits, config=call_config
             )
             done += 1
             if on_chunk is not None and len(chunks) > 1:
@@ -528,12 +560,12 @@ class Pruner:
 
         # No chunk's failure cancels another: each keeps what it found, and a failed
         # chunk costs only its own lines. _extract_chunk raises only CancelledError.
+        # Tasks wait for the semaphore in the order they were made: the reading order.
+        reading = list(order) if order is not None else list(range(len(chunks)))
         async with asyncio.TaskGroup() as group:
-            tasks = [
-                group.create_task(counted(chunk, part))
-                for part, chunk in enumerate(chunks, start=1)
-            ]
-        return [piece for task in tasks for piece in task.result()]
+            tasks = [group.create_task(counted(chunks[i], i + 1)) for i in reading]
+        pieces = [piece for task in tasks for piece in task.result()]
+        return sorted(pieces, key=lambda piece: piece.chunk.first_line)
 
     async def _extract_chunk(
         self,
@@ -542,11 +574,11 @@ class Pruner:
         *,
         depth: int,
         build: Callable[[Chunk, int], list[BaseMessage]],
-        semaphore: asyncio.Semaphore,
+        limits: _Limits,
         config: RunnableConfig | None,
     ) -> list[_Piece]:
         try:
-            answer = await self._extract_one(build(chunk, part), len(chunk.text), semaphore, config)
+            answer = await self._extract_one(build(chunk, part), len(chunk.text), limits, config)
         except _ExtractionFailed as failed:
             halves = split_chunk(chunk) if failed.too_large and depth < _MAX_SPLITS else None
             if halves is None:
@@ -561,7 +593,7 @@ class Pruner:
             first, second = await asyncio.gather(
                 *(
                     self._extract_chunk(
-                        half, part, depth=depth + 1, build=build, semaphore=semaphore, config=config
+                        half, part, depth=depth + 1, build=build, limits=limits, config=config
                     )
                     for half in halves
                 )
@@ -573,13 +605,21 @@ class Pruner:
         self,
         messages: list[BaseMessage],
         chars: int,
-        semaphore: asyncio.Semaphore,
+        limits: _Limits,
         config: RunnableConfig | None,
     ) -> PruneParse:
-        async with semaphore:
-            self._in_flight += 1
-            sharing = self._in_flight
+        async with limits.semaphore:
+            sharing = self._in_flight + 1
             timeout = self._speed.timeout_for(chars, self._settings.timeout, sharing=sharing)
+            if limits.deadline_at is not None:
+                # Judged when the chunk's turn comes: a chunk that cannot finish in the
+                # time left is not started, and none outlives the limit.
+                left = limits.deadline_at - time.perf_counter()
+                expected = self._speed.expected(chars, sharing=sharing)
+                if left <= 0 or (expected is not None and expected > left):
+                    raise _ExtractionFailed(TIME_LIMIT)
+                timeout = min(timeout, left)
+            self._in_flight += 1
             started = time.perf_counter()
             try:
                 async with asyncio.timeout(timeout):

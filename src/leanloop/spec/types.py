@@ -108,6 +108,8 @@ class AgentSpec:
     pruning_tools: tuple[str, ...] = ("read_file",)
     pruning_min_chars: int = 2_000
     pruning_timeout: float = 60.0
+    pruning_deadline: float = 300.0
+    """Seconds a whole pruning pass may take; parts not reached are named as unread."""
     pruning_concurrency: int = 4
     pruning_verify: bool = True
     tool_mode: ToolMode = "auto"

@@ -4,17 +4,25 @@ Each takes the resolved workspace root and the model's arguments and returns the
 the model sees. Problems the model can fix raise :class:`PathRefused` (a
 ``ToolException``) with a one-line message; the registry shows it as ``error: ...``.
 Caps live here, at the source, so a result is shaped before any global cap cuts it.
+
+``search`` matches with the ``regex`` module (the syntax of ``re``) under a time limit
+for the whole call (:data:`SEARCH_SECONDS`): a pattern from the model that backtracks
+without end (``(a|aa)+b`` over a long line of ``a``) gives a one-line error instead of a
+hang, and matching releases the GIL, so other runs go on while it works. Globs (the
+model's too) are matched the same way.
 """
 
 from __future__ import annotations
 
 import json
-import re
 import stat
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
+import regex  # type: ignore[import-untyped,unused-ignore]  # no stubs in the dev set
 from langchain_core.tools import ToolException
 
 from leanloop.tools._pathhelp import PathHelp, missing_path
@@ -33,6 +41,7 @@ __all__ = [
     "MAX_LIST_ENTRIES",
     "MAX_READ_LINES",
     "MAX_SEARCH_RESULTS",
+    "SEARCH_SECONDS",
     "list_files",
     "read_file",
     "search",
@@ -47,6 +56,9 @@ MAX_SEARCH_RESULTS = 200
 SEARCH_LINE_CHARS = 300
 MAX_SEARCH_FILE_BYTES = 4 * 1024 * 1024
 """search skips larger files: they are data or build output, rarely worth a match."""
+SEARCH_SECONDS = 2.0
+"""The most time one search call spends matching and walking: a pattern that takes longer
+on a line is refused with an error; a walk that takes longer returns what it found."""
 MAX_LIST_ENTRIES = 200
 LIST_COUNT_LIMIT = 100_000
 """list_files stops counting here, so a huge tree cannot stall a step."""
@@ -125,17 +137,22 @@ def search(
     if not pattern:
         msg = "pattern is empty; send the text or regular expression to look for"
         raise ToolException(msg)
+    deadline = time.monotonic() + SEARCH_SECONDS
     start, note = _existing(base, path, want="any", verb="searched", path_help=path_help)
-    regex, notes = _compile_pattern(pattern)
+    compiled, notes = _compile_pattern(pattern)
     cap = min(max(max_results, 1), MAX_SEARCH_RESULTS)
     tally = _Tally()
     for file in _candidates(base, start, glob, tally.walk):
+        if time.monotonic() >= deadline:
+            tally.out_of_time = True
+            break
         lines = _file_lines(file)
         if lines is None:
             tally.skipped_large += 1
             continue
         room = cap + 1 - len(tally.hits)  # one more than the cap tells "there are more"
-        found = _match_lines(display_path(base, file), lines, regex, room=room)
+        shown = display_path(base, file)
+        found = _match_lines(shown, lines, compiled, room=room, deadline=deadline)
         tally.files_hit += bool(found)
         tally.hits.extend(found)
         if len(tally.hits) > cap:
@@ -148,24 +165,49 @@ class _Tally:
     hits: list[str] = field(default_factory=list)
     files_hit: int = 0
     skipped_large: int = 0
+    out_of_time: bool = False
     walk: WalkStats = field(default_factory=WalkStats)
 
 
-def _compile_pattern(pattern: str) -> tuple[re.Pattern[str], list[str]]:
+class _Match(Protocol):
+    def start(self) -> int: ...
+
+
+class _Pattern(Protocol):
+    def search(self, string: str, *, timeout: float, concurrent: bool) -> _Match | None: ...
+
+    def match(self, string: str, *, timeout: float, concurrent: bool) -> _Match | None: ...
+
+
+def _compile_pattern(pattern: str) -> tuple[_Pattern, list[str]]:
+    compiled: _Pattern
     try:
-        return re.compile(pattern), []
-    except re.error as exc:
+        compiled = regex.compile(pattern)
+    except (regex.error, ValueError, OverflowError, RecursionError) as exc:
         note = f"[not a valid regular expression ({exc}); searched for the text literally]"
-        return re.compile(re.escape(pattern)), [note]
+        compiled = regex.compile(regex.escape(pattern))
+        return compiled, [note]
+    return compiled, []
 
 
 def _candidates(base: Path, start: Path, glob: str | None, stats: WalkStats) -> Iterator[Path]:
     if start.is_file():
         yield start
         return
-    matcher = compile_glob(glob) if glob else None
+    if not glob:
+        yield from walk_files(base, start, stats)
+        return
+    # The glob's regex, run by the regex module: "*a*a*a*a*a*a*b" backtracks for minutes
+    # in re (holding the GIL), and matches at once there.
+    matcher: _Pattern = regex.compile(compile_glob(glob).pattern)
     for file in walk_files(base, start, stats):
-        if matcher is None or matcher.match(file.relative_to(start).as_posix()):
+        relative = file.relative_to(start).as_posix()
+        try:
+            matched = matcher.match(relative, timeout=SEARCH_SECONDS, concurrent=True)
+        except TimeoutError:
+            msg = f"the glob {_quote(glob)} takes too long to match; use a simpler glob"
+            raise ToolException(msg) from None
+        if matched:
             yield file
 
 
@@ -185,10 +227,24 @@ def _file_lines(file: Path) -> list[str] | None:
     return data.decode("utf-8", errors="replace").splitlines()
 
 
-def _match_lines(shown: str, lines: list[str], regex: re.Pattern[str], *, room: int) -> list[str]:
+def _match_lines(
+    shown: str, lines: list[str], compiled: _Pattern, *, room: int, deadline: float
+) -> list[str]:
     found: list[str] = []
     for number, line in enumerate(lines, start=1):
-        match = regex.search(line)
+        left = deadline - time.monotonic()
+        try:
+            if left <= 0:
+                raise TimeoutError
+            # concurrent: the GIL is released while matching, so other runs go on.
+            match = compiled.search(line, timeout=left, concurrent=True)
+        except TimeoutError:
+            msg = (
+                f"search gave up after {SEARCH_SECONDS:g} s at {shown}:{number}: the pattern "
+                "takes too long to match (nested or overlapping repeats such as (a|aa)+ or "
+                "(\\w+\\s*)* backtrack without end); search for plain text or a simpler pattern"
+            )
+            raise ToolException(msg) from None
         if match is None:
             continue
         found.append(f"{shown}:{number}:{_clip_around(line, match)}")
@@ -197,7 +253,7 @@ def _match_lines(shown: str, lines: list[str], regex: re.Pattern[str], *, room: 
     return found
 
 
-def _clip_around(line: str, match: re.Match[str]) -> str:
+def _clip_around(line: str, match: _Match) -> str:
     """Cut a long line to a window that shows the match (minified files)."""
     if len(line) <= SEARCH_LINE_CHARS:
         return line.strip()
@@ -212,6 +268,11 @@ def _search_report(tally: _Tally, *, cap: int, notes: list[str], pattern: str) -
     if tally.skipped_large:
         big = _plural(tally.skipped_large, "file")
         skipped.append(f"[skipped {big} over {MAX_SEARCH_FILE_BYTES >> 20} MB]")
+    if tally.out_of_time:
+        skipped.append(
+            f"[stopped after {SEARCH_SECONDS:g} s; files not searched yet were left out:"
+            " narrow the path or glob]"
+        )
     if not hits:
         return "\n".join([*notes, f"no matches for {_quote(pattern)}", *skipped])
     if len(hits) > cap:

@@ -4,7 +4,7 @@ A tool's result is plain text for the model; a run report also wants to know tha
 ``read_file`` read another path than the one asked for. The registry opens a
 :func:`collecting` block around each call; inside it, :func:`add_note` records a remark
 for ``ToolOutcome.notes``. A context variable keeps concurrent calls apart, and the list
-it holds is shared with the copies of the context LangChain and ``asyncio.to_thread``
+it holds is shared with the copies of the context LangChain and the worker threads
 make, so a tool running in a worker thread reaches the right list.
 """
 

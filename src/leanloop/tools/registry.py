@@ -12,17 +12,28 @@ model sends and whatever the tool does, :meth:`ToolRegistry.run` returns a
 - values of the wrong type with one sensible reading (``"20"``): coerced, and said so;
 - missing or mistyped arguments: one line saying what to send;
 - a tool that raises: ``error: <message>``; a ``None`` result: ``""``;
-- any other result: text (JSON for lists, dicts and numbers);
-- every text: capped (``leanloop.textcap.cap_text``) on a line boundary, with a note.
+- a call that takes longer than its ``time_limit``: ``error: <tool> timed out after N s;
+  not retried`` (an async tool is cancelled; a sync one is left to finish on its own);
+- any other result: text (JSON for lists, dicts and numbers); a result that cannot
+  become text (``10**5000``, a ``__str__`` that raises) is an ``error:`` line too;
+- every text: cleaned (:func:`clean_text`: no lone surrogates or control characters, which
+  would end a request to an HTTP model) and capped (``leanloop.textcap.cap_text``) on a
+  line boundary, with a note.
+
+Sync-only tools (a ``@tool`` on a plain function, a ``BaseTool`` with only ``_run``) run
+in a daemon worker thread (:mod:`._worker`), never in the loop's default executor, so a
+hung one cannot keep the process from exiting.
 
 Only ``asyncio.CancelledError`` (and other ``BaseException``\\ s) pass through.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
-from collections.abc import Callable, Mapping, Sequence
+import re
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,9 +51,10 @@ from leanloop.tools._arguments import (
     parameter_names,
 )
 from leanloop.tools._notes import collecting
+from leanloop.tools._worker import blocks_in_executor, in_worker
 from leanloop.tools.repair import close_tool_names, format_call, repair_call
 
-__all__ = ["DEFAULT_RESULT_MAX_CHARS", "ToolOutcome", "ToolRegistry"]
+__all__ = ["DEFAULT_RESULT_MAX_CHARS", "ToolOutcome", "ToolRegistry", "clean_text"]
 
 _log = logging.getLogger(__name__)
 
@@ -54,6 +66,9 @@ _MAX_ERROR_CHARS = 1_000
 """An error line longer than this is a dump, not a message."""
 _MAX_LISTING_CHARS = 700
 """The list of available tools in an unknown-tool error stops here (``and N more``)."""
+_NOT_TEXT = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+"""Control characters but tab and newline, and lone surrogates (no UTF-8 for them)."""
+_REPLACEMENT = "\ufffd"
 
 
 @dataclass(frozen=True)
@@ -76,6 +91,8 @@ class ToolOutcome:
         repaired: Whether the call ran only after something about it was mended: the
             tool name, arguments read under another name, coerced or dropped, a missing
             path replaced by the one the request names.
+        timed_out: The call took longer than the ``time_limit`` it was run with and was
+            given up (``ok`` is ``False``).
     """
 
     name: str
@@ -86,6 +103,11 @@ class ToolOutcome:
     notes: tuple[str, ...] = ()
     repaired_from: str | None = None
     repaired: bool = False
+    timed_out: bool = False
+
+
+class _TimedOut(Exception):
+    """A call ran past its timeout (raised by :func:`_bounded`, never by a tool)."""
 
 
 @dataclass(slots=True)
@@ -161,12 +183,17 @@ class ToolRegistry:
         tool = self._tools.get(name)
         return _parameters(tool) if tool is not None else ()
 
-    async def run(self, name: str, args: Mapping[str, Any]) -> ToolOutcome:
+    async def run(
+        self, name: str, args: Mapping[str, Any], *, time_limit: float | None = None
+    ) -> ToolOutcome:
         """Run tool ``name`` with ``args``; never raises except on cancellation.
 
         Args:
             name: The tool name the model used.
             args: The arguments the model sent (a JSON object as text is read too).
+            time_limit: Seconds the tool may take (``None``: no limit). A call that takes
+                longer is given up: an async tool is cancelled, a sync one is abandoned
+                in its worker thread; the outcome says ``timed out after N s``.
 
         Returns:
             The outcome; ``outcome.text`` goes to the model as the tool result.
@@ -188,12 +215,26 @@ class ToolRegistry:
             return self._finish(draft, f"error: {check.problem}", ok=False, ran=False)
         with collecting() as told:
             try:
-                result = await tool.ainvoke(check.args)
+                result = await _bounded(_invoke(tool, check.args), time_limit)
+            except _TimedOut:
+                draft.told.extend(told)
+                return self._timed_out(draft, tool.name, time_limit)
             except Exception as exc:  # the whole point: a failing tool is a message, not a crash
                 draft.told.extend(told)
                 return self._finish(draft, f"error: {_failure(tool.name, exc)}", ok=False)
         draft.told.extend(told)
-        return self._finish(draft, _to_text(result), ok=True)
+        try:  # inside the guard: a result that cannot become text is a failure too
+            text = _to_text(result)
+        except Exception as exc:
+            problem = f"{tool.name} returned a result that cannot be shown as text"
+            return self._finish(draft, f"error: {problem} ({_failure(tool.name, exc)})", ok=False)
+        return self._finish(draft, text, ok=True)
+
+    def _timed_out(self, draft: _Draft, tool: str, limit: float | None) -> ToolOutcome:
+        seconds = f"{limit:g} s" if limit is not None else "its time limit"
+        _log.warning("tool %s timed out after %s; not retried", tool, seconds)
+        body = f"error: {tool} timed out after {seconds}; not retried"
+        return self._finish(draft, body, ok=False, timed_out=True)
 
     def _repair(self, draft: _Draft) -> BaseTool | None:
         """Repair ``draft``'s unknown tool name in place; the tool to run, or ``None``."""
@@ -230,7 +271,9 @@ class ToolRegistry:
             used += len(entry) + 2
         return ", ".join(entries) or "none"
 
-    def _finish(self, draft: _Draft, body: str, *, ok: bool, ran: bool = True) -> ToolOutcome:
+    def _finish(
+        self, draft: _Draft, body: str, *, ok: bool, ran: bool = True, timed_out: bool = False
+    ) -> ToolOutcome:
         shown = [" ".join(note.split()) for note in draft.shown]
         if draft.repaired_from is not None:
             verb = "ran" if ran else "tried"
@@ -239,10 +282,15 @@ class ToolRegistry:
             shown.insert(0, f'unknown tool "{original}": {verb} {call} instead')
         if draft.dropped:
             shown.append(f"ignored unknown arguments: {', '.join(draft.dropped)}")
+        # Names and values the model wrote are echoed too: clean them with the result.
+        shown = [clean_text(note) for note in shown]
         brackets = [f"[{note}]" for note in shown]
+        body, replaced = _clean(body)
         # Before a result (seen first); after a one-line error (keeps "error:" first).
         full = "\n".join([*brackets, body]).rstrip("\n") if ok else " ".join([body, *brackets])
-        notes = [*shown, *draft.told]
+        notes = [*shown, *(clean_text(note) for note in draft.told)]
+        if replaced:  # a note for the report only: nothing about the call was mended
+            notes.append(f"replaced {_count(replaced, 'character')} that are not text")
         text = cap_text(full, self.result_max_chars)
         if len(text) != len(full):
             notes.append(f"capped at {self.result_max_chars:,} of {len(full):,} characters")
@@ -256,7 +304,66 @@ class ToolRegistry:
             tuple(notes),
             repaired_from=draft.repaired_from,
             repaired=ran and bool(draft.repaired_from or shown or draft.told or draft.dropped),
+            timed_out=timed_out,
         )
+
+
+def clean_text(text: str) -> str:
+    """``text`` safe to send: CR and CRLF as newlines, every other control character but
+    tab and newline, and every lone surrogate, as U+FFFD.
+
+    A lone surrogate (``os.fsdecode`` makes them of bytes that are not UTF-8) cannot be
+    encoded, so an HTTP client fails on the whole request; control characters confuse
+    servers and terminals. Cleaning twice changes nothing.
+    """
+    return _clean(text)[0]
+
+
+def _clean(text: str) -> tuple[str, int]:
+    """:func:`clean_text`, and how many characters became U+FFFD."""
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return _NOT_TEXT.subn(_REPLACEMENT, text)
+
+
+def _count(count: int, noun: str) -> str:
+    return f"{count:,} {noun}{'' if count == 1 else 's'}"
+
+
+async def _invoke(tool: BaseTool, args: dict[str, Any]) -> Any:
+    """``tool.ainvoke(args)``, a sync-only tool run in a daemon worker thread instead."""
+    if blocks_in_executor(tool):
+        # Same input and config (LangChain reads the run's config from the context the
+        # worker copies); only the thread differs: one the process never waits for.
+        return await in_worker(tool.invoke, args)
+    return await tool.ainvoke(args)
+
+
+async def _bounded(call: Coroutine[Any, Any, Any], limit: float | None) -> Any:
+    """Await ``call`` for at most ``limit`` seconds, else cancel it and raise _TimedOut.
+
+    The call runs as a task of its own, so a tool that swallows the cancellation cannot
+    hold its caller past the timeout; cancelling the caller cancels the call.
+    """
+    if limit is None:
+        return await call
+    task = asyncio.ensure_future(call)
+    try:
+        done, _ = await asyncio.wait({task}, timeout=limit)
+    except BaseException:  # the caller was cancelled: so is the call
+        task.cancel()
+        raise
+    if task in done:
+        return task.result()
+    task.cancel()
+    task.add_done_callback(_forget)
+    raise _TimedOut
+
+
+def _forget(task: asyncio.Future[Any]) -> None:
+    """Retrieve an abandoned call's end, so asyncio does not log it as never retrieved."""
+    if not task.cancelled():
+        task.exception()
 
 
 def _parameters(tool: BaseTool) -> tuple[str, ...]:

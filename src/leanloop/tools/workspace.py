@@ -18,7 +18,6 @@ Example::
 
 from __future__ import annotations
 
-import asyncio
 import functools
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
@@ -37,6 +36,7 @@ from leanloop.tools._filetools import (
 )
 from leanloop.tools._pathhelp import PathHelp
 from leanloop.tools._paths import PathRefused, resolve_inside
+from leanloop.tools._worker import in_worker
 
 __all__ = ["PathRefused", "resolve_inside", "workspace_path_exists", "workspace_tools"]
 
@@ -124,7 +124,8 @@ def workspace_tools(
 
     Returns:
         The three tools, in that order. Each works with ``invoke`` and ``ainvoke`` (the
-        async form does its file I/O in a worker thread).
+        async form does its file I/O and matching in a daemon worker thread, which the
+        loop can give up on without the process waiting for it at exit).
 
     Raises:
         ToolError: ``root`` is not an existing folder.
@@ -142,7 +143,7 @@ def workspace_tools(
         return read(path, offset, limit)
 
     async def aread_file(path: str, offset: int = 1, limit: int = DEFAULT_READ_LINES) -> str:
-        return await asyncio.to_thread(read, path, offset, limit)
+        return await in_worker(read, path, offset, limit)
 
     def search(
         pattern: str,
@@ -158,13 +159,13 @@ def workspace_tools(
         glob: str | None = None,
         max_results: int = DEFAULT_SEARCH_RESULTS,
     ) -> str:
-        return await asyncio.to_thread(find, pattern, path, glob, max_results)
+        return await in_worker(find, pattern, path, glob, max_results)
 
     def list_files(path: str = ".", glob: str = "**/*") -> str:
         return listing(path, glob)
 
     async def alist_files(path: str = ".", glob: str = "**/*") -> str:
-        return await asyncio.to_thread(listing, path, glob)
+        return await in_worker(listing, path, glob)
 
     return [
         _structured("read_file", read_file, aread_file, ReadFileArgs),
