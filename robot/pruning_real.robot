@@ -4,8 +4,12 @@ Documentation       Pruning a 50 KB log with the real embedded model (the accept
 ...                 app.log (400 lines, three of them ERROR ... deadlock) with an
 ...                 output_prune_context, then answers. The pruning model is the real llama-server
 ...                 with Qwen2.5-Coder 0.5B at --ctx-size 4096: the log does not fit one request, so
-...                 the pass sizes chunks from the server's own token count (POST /tokenize) and must
-...                 finish pruned, keeping the three lines verbatim, within five minutes.
+...                 the pass sizes chunks from the server's own token count (POST /tokenize), reads
+...                 them best-first (the parts with the focus words first) within its time limit
+...                 (pruning_deadline), and must finish pruned, keeping the three lines verbatim,
+...                 within five minutes. Parts it did not reach are named with the call that reads
+...                 them: at about 80 prompt tokens a second on two cores, 50 KB (some 28,000
+...                 tokens) cannot all be read in five minutes.
 Resource            resources/servers.resource
 Library             resources/PruningRealLibrary.py
 Suite Setup         Start Local Llama Server For Suite    ctx_size=4096
@@ -21,6 +25,8 @@ ${LOG_LINES}        400
 ${MIN_RAW_CHARS}    50000
 # The first request has no measured speed to scale its timeout from.
 ${TIMEOUT_FLOOR}    300
+# The whole pass; the rest of the five minutes is the run around it.
+${PASS_DEADLINE}    240
 ${TEST_TIMEOUT}     6 minutes
 
 
@@ -41,7 +47,7 @@ The Real Model Prunes A 50 KB Log To Its Three Deadlock Lines Within Five Minute
     Log    characters a token of the numbered log: ${ratio}    console=True
     Should Not Be Equal    ${ratio}[server]    ${None}    the llama-server should count tokens (/tokenize)
     ${file}=    Write Real Pruning Agents File    ${folder}    ${LLAMA_URL}    ${FOCUS}
-    ...    pruning_timeout=${TIMEOUT_FLOOR}
+    ...    pruning_timeout=${TIMEOUT_FLOOR}    pruning_deadline=${PASS_DEADLINE}
     ${run}=    Run Real Pruning Agent    ${file}    ${QUESTION}
     Log    ${run}[log]
     Log Many    @{run}[answers]
@@ -62,7 +68,12 @@ The Real Model Prunes A 50 KB Log To Its Three Deadlock Lines Within Five Minute
     Should Contain    ${message}    [PRUNE_INFO_END]
     Should Contain    ${message}    [PRUNE_OUTPUT_START]
     Should End With    ${message}    [PRUNE_OUTPUT_END]
-    Should Not Contain    ${message}    were not read
+    # Parts the time limit did not reach are named, each with the call that reads it.
+    ${unread}=    Evaluate    [l for l in $message.splitlines() if "were not read" in l]
+    Log    parts not reached: ${unread}    console=True
+    FOR    ${line}    IN    @{unread}
+        Should Contain    ${line}    ask for them with read_file(offset=
+    END
     ${length}=    Get Length    ${message}
     Should Be True    ${length} < ${raw_chars}
     # the three relevant lines, verbatim

@@ -122,6 +122,7 @@ class PruningRealLibrary:
         pruning_timeout: float = 240,
         pruning_max_tokens: int = 256,
         pruning_concurrency: int = 1,
+        pruning_deadline: float = 240,
     ) -> str:
         """Write ``<folder>/agents.yaml``: a scripted main model and the real pruning model.
 
@@ -162,6 +163,7 @@ class PruningRealLibrary:
                     "pruning_model": "pruner",
                     "pruning_timeout": float(pruning_timeout),
                     "pruning_concurrency": int(pruning_concurrency),
+                    "pruning_deadline": float(pruning_deadline),
                 },
             },
         }
