@@ -577,3 +577,29 @@ Feature: Loading agents files into validated specs
       | field    | value                                                               |
       | tools    | ('json:dumps',)                                                     |
       | location | SourceLocation(source='<dict>', line=None, column=None, path='agents.reader') |
+
+  Scenario: values the schema lets by but a run could not use are refused, located
+    Given an agents file "agents.yaml" with:
+      """
+      version: 1
+      agents:
+        a:
+          model: {provider: openai, api_key: k, context_window: 100000000000000000000000000000000000000000}
+          token_budget_percent: .nan
+          pruning_timeout: .inf
+        b:
+          model: {provider: openai, api_key: k}
+          workspace: "~nosuchuser-leanloop/x"
+        c:
+          model: {provider: openai, api_key: k}
+          workspace: "a\0b"
+      """
+    When the agents file "agents.yaml" is loaded
+    Then loading the agents file fails with:
+      """
+      agents.yaml:4:59: agents.a.model.context_window: 100000000000000000000000000000000000000000 is greater than the maximum of 100000000
+      agents.yaml:5:27: agents.a.token_budget_percent: expected a finite number, got a NaN or infinity
+      agents.yaml:6:22: agents.a.pruning_timeout: inf is greater than the maximum of 86400
+      agents.yaml:9:16: agents.b.workspace: the workspace path cannot be resolved (Could not determine home directory.)
+      agents.yaml:12:16: agents.c.workspace: the workspace path contains a NUL character
+      """

@@ -8,6 +8,7 @@ value of the right type that the schema did not already reject, so that one
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -59,6 +60,9 @@ def semantic_problems(
         rejected: Paths the schema already reported.
     """
     checker = _Checker(reporter, base_dir, rejected)
+    for where in _not_finite(data, ()):
+        if checker.judges(where):
+            checker.add(where, "expected a finite number, got a NaN or infinity")
     models = data.get("models")
     if isinstance(models, Mapping) and checker.judges(("models",)):
         checker.models = models
@@ -217,19 +221,40 @@ def _tool_name(checker: _Checker, tool: str, path: KeyPath) -> str | None:
     return None
 
 
+def _not_finite(value: Any, path: KeyPath) -> Iterator[KeyPath]:
+    """Paths of NaN and infinite numbers (YAML's .nan, .inf): JSON Schema bounds let them by."""
+    if isinstance(value, float) and not math.isfinite(value):
+        yield path
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            yield from _not_finite(item, (*path, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _not_finite(item, (*path, index))
+
+
 def _check_workspace(checker: _Checker, agent: Mapping[str, Any], path: KeyPath) -> None:
     where = (*path, "workspace")
     text = agent.get("workspace")
     if not (isinstance(text, str) and checker.judges(where)) or not text:
         return
-    folder = resolve_workspace(text, checker.base_dir)
+    if "\0" in text:
+        checker.add(where, "the workspace path contains a NUL character")
+        return
+    try:
+        folder = resolve_workspace(text, checker.base_dir)
+        exists, is_dir = folder.exists(), folder.is_dir()
+    except (OSError, RuntimeError, ValueError) as exc:  # ~nosuchuser, a name too long
+        reason = getattr(exc, "strerror", None) or str(exc)
+        checker.add(where, f"the workspace path cannot be resolved ({reason})")
+        return
     if checker.reporter.is_secret(where):
         shown = "the workspace folder"
     else:
         shown = repr(text) if str(folder) == text else f"{text!r} ({folder})"
-    if not folder.exists():
+    if not exists:
         checker.add(where, f"{shown} does not exist")
-    elif not folder.is_dir():
+    elif not is_dir:
         checker.add(where, f"{shown} is not a folder")
 
 
