@@ -35,7 +35,7 @@ Feature: Budget window discovery
       | openai-compatible | phi     | GET    | /api/v0/models | {"data": [{"id": "phi", "state": "loaded", "max_context_length": 131072, "loaded_context_length": 6144}]} | 6144   | server:lm-studio     |
       | ollama            | llama3  | GET    | /api/ps        | {"models": [{"name": "llama3:latest", "model": "llama3:latest", "context_length": 8192}]}               | 8192   | server:ollama-ps     |
       | ollama            | llama3  | POST   | /api/show      | {"parameters": "stop <eot>\nnum_ctx 12288\ntemperature 0.2"}                                            | 12288  | server:ollama-show   |
-      | ollama            | llama3  | POST   | /api/show      | {"model_info": {"general.architecture": "qwen2", "qwen2.context_length": 32768}}                        | 32768  | server:ollama-show   |
+      | ollama            | llama3  | POST   | /api/show      | {"model_info": {"general.architecture": "qwen2", "qwen2.context_length": 32768}}                        | 8192   | default:ollama       |
       | openai-compatible | llama3  | GET    | /api/ps        | {"models": [{"name": "llama3:latest", "context_length": 4096}]}                                         | 4096   | server:ollama-ps     |
 
   Scenario: Ollama's model show request names the model
@@ -144,7 +144,7 @@ Feature: Budget window discovery
 
   Scenario: The default probe timeout gives up on a server slower than 1.5 seconds
     Given a window test server that hangs 3.0 seconds on every request
-    When the window is resolved for provider "ollama" at the test server with model "llama3"
+    When the window is resolved for provider "openai-compatible" at the test server with model "llama3"
     Then the window is 32768 tokens from "default:local"
 
   Scenario: A server's answer is reused for 30 seconds

@@ -19,7 +19,7 @@ Feature: Pruning chunks that fit, and a pass that finishes
 
   Scenario: Without the too_large predicate a refused chunk is only marked unread
     Given a sized pruning log of 40 KB in read_file form with 3 lines mentioning "deadlock"
-    And a sized pruning model that refuses requests showing more than 40 lines for size
+    And a sized pruning model that refuses requests showing more than 50 lines for size
     And the sized pruning window is 4096 tokens
     When a sized pruner without a too_large predicate prunes the output
     Then the sized pruning model refused at least 1 request for size

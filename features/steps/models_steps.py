@@ -8,7 +8,6 @@ from typing import Any
 
 from behave import given, then, when
 from behave.runner import Context
-
 from pydantic import SecretStr
 
 from leanloop.exceptions import SpecError

@@ -3,7 +3,8 @@
 ``openai`` → ``ChatOpenAI``; ``openai-compatible`` → ``ChatOpenAI`` with ``base_url`` and
 ``stream_usage=True`` (llama.cpp, LM Studio, vLLM report usage only when asked);
 ``anthropic`` → ``ChatAnthropic`` (the ``leanloop[anthropic]`` extra); ``ollama`` →
-``ChatOllama``; ``class`` → any imported ``BaseChatModel`` subclass.
+``ChatOllama`` (``num_ctx`` from ``context_window``; a run without one asks for the window it
+discovered); ``class`` → any imported ``BaseChatModel`` subclass.
 
 Every class is built the same way: each portable option (``model``, ``base_url``,
 ``api_key``, ``temperature``, ``max_tokens``, ``timeout``) is passed under the keyword the
@@ -22,6 +23,7 @@ from langchain_core.language_models import BaseChatModel
 
 from leanloop._imports import ImportPathError, import_object
 from leanloop.exceptions import SpecError, SpecIssue
+from leanloop.httpclients import LoopLocalTransport, loop_safe_async_client
 from leanloop.spec.options import PORTABLE_OPTIONS, field_of, not_accepted, option_keyword
 from leanloop.spec.types import ModelSpec
 
@@ -90,7 +92,11 @@ def _arguments(spec: ModelSpec, cls: type[BaseChatModel]) -> dict[str, Any]:
         # ChatOllama's timeout lives in its HTTP client's settings.
         extra["client_kwargs"] = {"timeout": options.pop("timeout")}
         if spec.context_window is not None:  # so the server really loads that window
+            if "num_ctx" in spec.kwargs:
+                message = "kwargs.num_ctx sets what 'context_window' sets; give it once"
+                raise _located(spec, message)
             extra["num_ctx"] = spec.context_window
+        # Without either, each run sends the window it budgets for (budget.run.sized_model).
     arguments: dict[str, Any] = {}
     fields_set: dict[str, str] = {}
     for option, value in options.items():
@@ -107,7 +113,23 @@ def _arguments(spec: ModelSpec, cls: type[BaseChatModel]) -> dict[str, Any]:
             message = f"kwargs.{key} sets what '{fields_set[field]}' sets; give it once"
             raise _located(spec, message)
         arguments[key] = value
+    _loop_safe_clients(cls, arguments)
     return arguments
+
+
+def _loop_safe_clients(cls: type[BaseChatModel], arguments: dict[str, Any]) -> None:
+    """Give the model async HTTP clients that work from every event loop (see httpclients).
+
+    Only where the class takes a client and the file did not bring its own (or a proxy,
+    which ChatOpenAI builds its own client for).
+    """
+    fields = cls.model_fields
+    if "http_async_client" in fields and not {"http_async_client", "openai_proxy"} & set(arguments):
+        arguments["http_async_client"] = loop_safe_async_client()
+    if "async_client_kwargs" in fields:  # ChatOllama: its AsyncClient passes these to httpx
+        given = dict(arguments.get("async_client_kwargs") or {})
+        given.setdefault("transport", LoopLocalTransport())
+        arguments["async_client_kwargs"] = given
 
 
 def _redact(text: str, spec: ModelSpec) -> str:

@@ -34,7 +34,7 @@ from leanloop.budget.tokens import is_answer_turn
 from leanloop.report import RunReport
 from leanloop.spec.types import AgentSpec, ModelSpec
 
-__all__ = ["Prepared", "RunBudget", "resolve_window"]
+__all__ = ["Prepared", "RunBudget", "resolve_window", "sized_model"]
 
 _log = logging.getLogger(__name__)
 
@@ -54,16 +54,44 @@ class Prepared:
 
 
 async def resolve_window(spec: ModelSpec, model: BaseChatModel) -> Window:
-    """The model's context window and where it came from (config ▸ server ▸ profile ▸ default)."""
+    """The model's context window and where it came from (config ▸ server ▸ profile ▸ default).
+
+    For Ollama, ``kwargs.num_ctx`` is configuration too: it is the window the server runs at.
+    """
     profile = getattr(model, "profile", None)
     return await default_resolver().resolve(
-        configured=spec.context_window,
+        configured=_configured_window(spec),
         provider=spec.provider,
         base_url=spec.base_url,
         model_name=spec.model,
         profile=profile if isinstance(profile, Mapping) else None,
         api_key=spec.api_key,
     )
+
+
+def sized_model(spec: ModelSpec, model: BaseChatModel, window: Window) -> BaseChatModel:
+    """``model`` as one run sends its requests: for Ollama, asking for ``window`` tokens.
+
+    Ollama loads a model at the ``num_ctx`` each request carries (its own default, 2,048 or
+    4,096, when none does) and cuts the front of a longer prompt without a word, so every
+    request of a run carries the window the budget was planned for. The copy shares the
+    model's HTTP clients; other providers, and models without a ``num_ctx`` field (one a
+    caller built), are returned as they are.
+    """
+    if spec.provider != "ollama" or "num_ctx" not in type(model).model_fields:
+        return model
+    if getattr(model, "num_ctx", None) == window.tokens:
+        return model
+    return model.model_copy(update={"num_ctx": window.tokens})
+
+
+def _configured_window(spec: ModelSpec) -> int | None:
+    if spec.context_window is not None or spec.provider != "ollama":
+        return spec.context_window
+    num_ctx = spec.kwargs.get("num_ctx")
+    if isinstance(num_ctx, int) and not isinstance(num_ctx, bool) and num_ctx > 0:
+        return num_ctx
+    return None
 
 
 def _endpoint(spec: ModelSpec, model: BaseChatModel) -> tuple[str, str]:

@@ -10,6 +10,15 @@ Resolution order, first answer wins (``Window.source`` records which):
 3. ``profile``: LangChain's static ``model.profile["max_input_tokens"]``.
 4. A default: 128,000 tokens for a hosted API, 32,768 for a local server that will not say.
 
+Ollama is different: it loads a model at the ``num_ctx`` each request asks for, and
+leanloop sends the window it budgets for with every request (see
+:func:`leanloop.budget.run.sized_model`). So for ``provider: ollama`` the window is
+``config``, else ``server:ollama-ps`` (the ``context_length`` of the loaded model in
+``GET /api/ps``), else ``server:ollama-show`` (a ``num_ctx`` line in the Modelfile's
+parameters), else ``default:ollama``: 8,192 tokens, or the trained length when that is
+smaller. The trained length alone (``/api/show``'s ``model_info``) is never the window:
+Ollama does not load a model that big unless asked, and asking for it may not fit memory.
+
 A local server decides its window when it loads the model, often far below what the model
 was trained for, so only the server's own answer is trusted over the configuration. Server
 answers are cached per (endpoint, model) for 30 s and "unknown" for 3 s, so a step does not
@@ -38,6 +47,7 @@ __all__ = [
     "DEFAULT_HOSTED_WINDOW",
     "DEFAULT_LOCAL_WINDOW",
     "OLLAMA_DEFAULT_URL",
+    "OLLAMA_DEFAULT_WINDOW",
     "PROBE_TIMEOUT_S",
     "SMALL_WINDOW_TOKENS",
     "TEMPLATE_DROPS_TOOLS",
@@ -62,6 +72,10 @@ SMALL_WINDOW_TOKENS = 8_192
 PROBE_TIMEOUT_S = 1.5
 """Seconds allowed for each request to the server."""
 OLLAMA_DEFAULT_URL = "http://127.0.0.1:11434"
+OLLAMA_DEFAULT_WINDOW = 8_192
+"""The ``num_ctx`` asked of an Ollama whose loaded model and configuration do not say: safe
+for memory on a small machine, and far above Ollama's own default (2,048 or 4,096), which
+would cut the front of the conversation without a word."""
 ANSWER_TTL_S = 30.0
 UNKNOWN_TTL_S = 3.0
 
@@ -80,7 +94,7 @@ class Window:
         tokens: The window, in tokens (at least 1).
         source: ``config``, ``server:llama.cpp``, ``server:openai-models``,
             ``server:lm-studio``, ``server:ollama-ps``, ``server:ollama-show``, ``profile``,
-            ``default:hosted`` or ``default:local``.
+            ``default:hosted``, ``default:local`` or ``default:ollama``.
         drops_tools_on_answer_turns: See the field.
         note: Why the figure is only a default (the probe failed, or the host is hosted
             and says nothing), so reports can say so; ``None`` for a figure a server,
@@ -172,6 +186,8 @@ class WindowResolver:
                 msg = f"context_window must be a positive number of tokens, got {configured!r}"
                 raise ValueError(msg)
             return Window(configured, "config")
+        if provider == "ollama":
+            return await self._ollama(base_url, model_name or "", api_key)
         local = _is_local(provider, base_url)
         if local:
             found = await self._probe_cached(provider, base_url, model_name or "", api_key)
@@ -182,8 +198,6 @@ class WindowResolver:
             return Window(from_profile, "profile")
         if local and not _is_hosted(base_url):
             note = f"the server at {base_url} did not say its window; set context_window"
-            if provider == "ollama" and not base_url:
-                note = "Ollama did not say the model's window; set context_window"
             return Window(DEFAULT_LOCAL_WINDOW, "default:local", note)
         where = f"{base_url} (a hosted API)" if base_url else "the hosted API"
         note = f"{where} did not say its window; set context_window if it is smaller"
@@ -193,6 +207,12 @@ class WindowResolver:
         """Forget every cached server answer."""
         with self._lock:
             self._cache.clear()
+
+    async def _ollama(self, base_url: str | None, model: str, api_key: str | None) -> Window:
+        """The window an Ollama run asks for: the loaded model's, the Modelfile's, a default."""
+        found = await self._probe_cached("ollama", base_url, model, api_key)
+        # The probe always answers for Ollama (its default included); this is for the types.
+        return found or Window(OLLAMA_DEFAULT_WINDOW, "default:ollama", _ollama_note(model, None))
 
     async def _probe_cached(
         self, provider: str | None, base_url: str | None, model: str, api_key: str | None
@@ -208,10 +228,10 @@ class WindowResolver:
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         async with self._client_factory() as client:
             probe = _Probe(client, base=base, model=model, headers=headers, timeout=self._timeout)
-            found = await (probe.ollama() if ollama else probe.openai_compatible())
-        # An Ollama answer read from /api/show describes a model that is not loaded yet;
-        # ask again soon, since /api/ps knows better once it is.
-        provisional = found is None or found.source == "server:ollama-show"
+            found = await (probe.ollama_run() if ollama else probe.openai_compatible())
+        # An Ollama answer read from /api/show (or a default) describes a model that is not
+        # loaded yet; ask again soon, since /api/ps knows better once it is.
+        provisional = found is None or found.source in ("server:ollama-show", "default:ollama")
         ttl = self._unknown_ttl if provisional else self._answer_ttl
         with self._lock:
             self._cache[key] = _Probed(found, self._clock() + ttl)
@@ -249,9 +269,31 @@ class _Probe:
         return next((answer for answer in answers if answer is not None), None)
 
     async def ollama(self) -> Window | None:
-        """Ollama: the loaded model's ``/api/ps`` entry, else ``/api/show``."""
+        """Ollama behind an OpenAI-compatible URL: ``/api/ps``, else ``/api/show``.
+
+        Through ``/v1`` no ``num_ctx`` can be sent, so nothing better than the Modelfile's
+        or the trained length is known when the model is not loaded.
+        """
         running, shown = await asyncio.gather(self._ollama_ps(), self._ollama_show())
-        return running or shown
+        if running is not None:
+            return running
+        return (shown.window or shown.trained) if shown is not None else None
+
+    async def ollama_run(self) -> Window:
+        """Ollama asked through its own API (``provider: ollama``): see the module docstring.
+
+        The loaded model's ``/api/ps`` entry, else the Modelfile's ``num_ctx``, else
+        :data:`OLLAMA_DEFAULT_WINDOW` (the trained length when smaller); never the trained
+        length alone.
+        """
+        running, shown = await asyncio.gather(self._ollama_ps(), self._ollama_show())
+        if running is not None:
+            return running
+        if shown is not None and shown.window is not None:
+            return shown.window
+        trained = shown.trained.tokens if shown is not None and shown.trained else None
+        tokens = min(OLLAMA_DEFAULT_WINDOW, trained or OLLAMA_DEFAULT_WINDOW)
+        return Window(tokens, "default:ollama", _ollama_note(self._model, trained))
 
     async def _llama_props(self) -> Window | None:
         body = await self._json("GET", f"{self._root}/props")
@@ -281,23 +323,25 @@ class _Probe:
     async def _ollama_ps(self) -> Window | None:
         url = f"{self._root}/api/ps"
         body = await self._json("GET", url, retry_post=True)
-        entry = _pick(body, "models", self._model)
+        # Only the entry naming this model: another loaded model's window says nothing.
+        entry = _pick(body, "models", self._model, named_only=True)
         return _window(entry and entry.get("context_length"), "server:ollama-ps")
 
-    async def _ollama_show(self) -> Window | None:
+    async def _ollama_show(self) -> _Shown | None:
         if not self._model:
             return None
         body = await self._json("POST", f"{self._root}/api/show", json={"model": self._model})
         if not isinstance(body, Mapping):
             return None
+        shown = _Shown()
         parameters = body.get("parameters")
         if isinstance(parameters, str) and (match := _NUM_CTX.search(parameters)):
-            return _window(int(match.group(1)), "server:ollama-show")
+            shown.window = _window(int(match.group(1)), "server:ollama-show")
         info = body.get("model_info")
-        if not isinstance(info, Mapping):
-            return None
-        arch = info.get("general.architecture")
-        return _window(info.get(f"{arch}.context_length"), "server:ollama-show")
+        if isinstance(info, Mapping):
+            arch = info.get("general.architecture")
+            shown.trained = _window(info.get(f"{arch}.context_length"), "server:ollama-show")
+        return shown
 
     async def _json(
         self, method: str, url: str, *, json: Any = None, retry_post: bool = False
@@ -322,6 +366,26 @@ class _Probe:
 
     def _send(self, method: str, url: str, json: Any) -> Awaitable[httpx.Response]:
         return self._client.request(method, url, json=json, headers=self._headers)
+
+
+@dataclass
+class _Shown:
+    """What Ollama's ``/api/show`` says: the Modelfile's ``num_ctx``, the trained length."""
+
+    window: Window | None = None
+    trained: Window | None = None
+
+
+def _ollama_note(model: str, trained: int | None) -> str:
+    """Why an Ollama window is only a default, and how to choose another."""
+    name = repr(model) if model else "the model"
+    where = f"Ollama reports no loaded {name} and no context_window is set"
+    if trained is not None and trained < OLLAMA_DEFAULT_WINDOW:
+        what = f"num_ctx {trained:,}, a default: the length the model was trained for"
+        return f"{where}; requests ask for {what}; set context_window to change it"
+    what = f"num_ctx {OLLAMA_DEFAULT_WINDOW:,}, leanloop's default"
+    what += f" (the model was trained for {trained:,})" if trained else ""
+    return f"{where}; requests ask for {what}; set context_window for a bigger window"
 
 
 @functools.cache
@@ -374,8 +438,9 @@ def is_own_host(host: str) -> bool:
     return address.is_loopback or address.is_private or address.is_link_local
 
 
-def _pick(body: Any, key: str, model: str) -> Mapping[str, Any] | None:
-    """The entry of ``body[key]`` naming ``model``, or the only entry; ``None`` otherwise."""
+def _pick(body: Any, key: str, model: str, *, named_only: bool = False) -> Mapping[str, Any] | None:
+    """The entry of ``body[key]`` naming ``model``, or the only entry (unless ``named_only``);
+    ``None`` otherwise."""
     if not isinstance(body, Mapping):
         return None
     entries = [e for e in body.get(key) or () if isinstance(e, Mapping)]
@@ -384,7 +449,7 @@ def _pick(body: Any, key: str, model: str) -> Mapping[str, Any] | None:
         known = {str(entry.get(n)) for n in names if entry.get(n) is not None}
         if model and (model in known or f"{model}:latest" in known):
             return entry
-    return entries[0] if len(entries) == 1 else None
+    return entries[0] if len(entries) == 1 and not named_only else None
 
 
 def _positive_int(value: Any) -> int | None:

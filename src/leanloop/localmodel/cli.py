@@ -57,7 +57,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     _port_option(demo)
     _model_option(demo)
     demo.add_argument("--question", default=None, help="what to ask the demo agent")
-    demo.add_argument("--file", type=Path, default=None, help="agents file (default: the demo agents file shipped with leanloop)")
+    demo.add_argument(
+        "--file", type=Path, default=None, help="agents file (default: the shipped demo file)"
+    )
     demo.set_defaults(handler=cmd_demo)
 
 

@@ -32,8 +32,8 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from leanloop import events
-from leanloop.budget import parse_overflow
-from leanloop.budget.run import Prepared, RunBudget, resolve_window
+from leanloop.budget import Window, parse_overflow
+from leanloop.budget.run import Prepared, RunBudget, resolve_window, sized_model
 from leanloop.exceptions import RunFailed
 from leanloop.loop import prompts
 from leanloop.loop.guard import CallGuard, workspace_fingerprint
@@ -98,6 +98,11 @@ class _Run:
     repeat_rounds: set[int] = field(default_factory=set)
     """Ids of the replies and results of rounds made only of repeated calls: the
     final-answer request leaves them out, since a model's own repeats prime more repeats."""
+    model: Any = None
+    """The chat model as this run sends requests (for Ollama, asking for the run's window)."""
+    bindings: dict[tuple[int, str | None], tuple[Sequence[Any], Any]] = field(default_factory=dict)
+    """The run's model with each schema list bound: binding converts every schema, and the
+    loop binds the same list on every step."""
 
 
 class AgentLoop:
@@ -119,8 +124,6 @@ class AgentLoop:
         if spec.allow_tool_output_pruning:
             schemas = augment_tool_schemas(schemas, spec.pruning_tools)
         self.schemas = schemas
-        # Binding converts every schema; the loop binds the same list on every step.
-        self._bindings: dict[tuple[int, str | None], tuple[Sequence[Any], Any]] = {}
 
     async def run(
         self,
@@ -183,6 +186,8 @@ class AgentLoop:
     ) -> _Run:
         report = RunReport(question=question)
         window = await resolve_window(self.spec.model, self.model)
+        # The model this run talks to asks the server for the window the budget rests on.
+        model = sized_model(self.spec.model, self.model, window)
         budget = RunBudget(
             spec=self.spec, window=window, model=self.model, report=report, config=config
         )
@@ -191,10 +196,11 @@ class AgentLoop:
         )
         report.tool_mode = protocol.mode
         report.chars_per_token = round(budget.chars_per_token, 3)
+        pruning_model, pruning_window = await self._pruning(model, window)
         pruner = make_pruner(
             self.spec,
-            self.pruning_model,
-            window_tokens=await self._pruning_window(window.tokens),
+            pruning_model,
+            window_tokens=pruning_window,
             chars_per_token=budget.chars_per_token,
         )
         guard = CallGuard(
@@ -222,6 +228,7 @@ class AgentLoop:
         )
         run.guard = guard
         run.question = question
+        run.model = model
         _install_system(run)
         await self._prefetch(run, named)
         return run
@@ -251,11 +258,19 @@ class AgentLoop:
         run.report.prefetched = paths
         await _emit_step(run, 0, prefetch=True)
 
-    async def _pruning_window(self, main_window: int) -> int:
+    async def _pruning(self, model: BaseChatModel, window: Window) -> tuple[BaseChatModel, int]:
+        """The pruning pass's model as this run sends it, and the window it plans for.
+
+        The run's window, unless the agent names a pruning model of its own: then that
+        model's window, which an Ollama pruning model asks its server for too.
+        """
         spec = self.spec.pruning_model
-        if not self.spec.allow_tool_output_pruning or spec is None:
-            return main_window
-        return (await resolve_window(spec, self.pruning_model)).tokens
+        if self.spec.allow_tool_output_pruning and spec is not None:
+            own = await resolve_window(spec, self.pruning_model)
+            return sized_model(spec, self.pruning_model, own), own.tokens
+        if self.pruning_model is self.model:
+            return model, window.tokens
+        return sized_model(self.spec.model, self.pruning_model, window), window.tokens
 
     async def _prepare(self, run: _Run, *, tools: bool) -> Prepared:
         schemas = run.protocol.bound_schemas(tools=tools)
@@ -334,10 +349,10 @@ class AgentLoop:
         return RunFailed(msg, report=run.report, messages=run.history)
 
     async def _invoke(self, run: _Run, prepared: Prepared) -> AIMessage:
-        model: Any = self.model
+        model: Any = run.model
         if prepared.tools:
             choice = "required" if self._require_tool(run) else None
-            model = self._bound(prepared.tools, choice)
+            model = _bound(run, prepared.tools, choice)
         if run.on_text is not None:
             reply = await self._stream(run, model, prepared)
         else:
@@ -345,16 +360,6 @@ class AgentLoop:
         if not isinstance(reply, AIMessage):  # a custom model returning a plain message
             reply = AIMessage(content=str(getattr(reply, "content", reply)))
         return reply
-
-    def _bound(self, tools: Sequence[Mapping[str, Any]], choice: str | None) -> Any:
-        """The model with ``tools`` bound; the binding is made once per schema list."""
-        key = (id(tools), choice)
-        cached = self._bindings.get(key)
-        if cached is not None and cached[0] is tools:
-            return cached[1]
-        bound = self.model.bind_tools([dict(t) for t in tools], tool_choice=choice)
-        self._bindings[key] = (tools, bound)
-        return bound
 
     def _require_tool(self, run: _Run) -> bool:
         """``first_tool_choice: required`` applies to the first model request only."""
@@ -610,6 +615,17 @@ def _is_connection_error(exc: BaseException) -> bool:
 def _is_answer_turn(run: _Run) -> bool:
     """Whether the history ends with a result turn marked by :func:`_result_messages`."""
     return bool(run.history) and bool(run.history[-1].additional_kwargs.get(_ANSWER_TURN))
+
+
+def _bound(run: _Run, tools: Sequence[Mapping[str, Any]], choice: str | None) -> Any:
+    """The run's model with ``tools`` bound; the binding is made once per schema list."""
+    key = (id(tools), choice)
+    cached = run.bindings.get(key)
+    if cached is not None and cached[0] is tools:
+        return cached[1]
+    bound = run.model.bind_tools([dict(t) for t in tools], tool_choice=choice)
+    run.bindings[key] = (tools, bound)
+    return bound
 
 
 def _install_system(run: _Run) -> None:

@@ -29,6 +29,9 @@ class PromptProfile:
     """Appended to the system prompt when tools are offered ("" for none)."""
     repair_paths: bool
     """Whether a missing path is replaced by the single file the request names."""
+    pruning_chunk_tokens: int | None = None
+    """The most output tokens one pruning request shows (``None``: as many as fit): a
+    0.5B model picks the relevant line out of ~1,000 tokens but not out of ~3,000."""
     answer_turn: str = ""
     """Text mode: added after each round's tool results (``{question}`` as above), and on
     the request that follows results the tool list is left out of the system prompt, as
@@ -60,6 +63,9 @@ SMALL: Final = PromptProfile(
         "and do not call the same tool again."
     ),
     repair_paths=True,
+    # Measured on llama-server with Qwen2.5-Coder-0.5B: in a 3,300-token chunk of a log it
+    # named the wrong lines or none; in a 1,000-token chunk it found the deadlock line.
+    pruning_chunk_tokens=1_024,
     # Measured in text mode with Qwen2.5-Coder-0.5B: with the tool list in view after a
     # result, the model calls tool after tool instead of answering (ADR 0011).
     answer_turn="Answer my question in plain text using these results: {question}",

@@ -24,6 +24,7 @@ from leanloop.budget import parse_overflow
 from leanloop.budget.server_tokens import default_token_counter, tokenize_root
 from leanloop.loop import prompts
 from leanloop.loop.guard import CallGuard, Repeat, Rerun
+from leanloop.loop.profiles import pick_profile
 from leanloop.pruning import Pruner, PruneRequest, PruneSettings, split_meta_arguments
 from leanloop.pruning.extract import CountRatio, task_context_from
 from leanloop.report import RunReport, ToolCallRecord
@@ -60,6 +61,7 @@ def make_pruner(
         min_chars=spec.pruning_min_chars,
         timeout=spec.pruning_timeout,
         deadline=spec.pruning_deadline,
+        max_chunk_tokens=pick_profile(spec.prompt_profile, pruning.model).pruning_chunk_tokens,
         concurrency=spec.pruning_concurrency,
         verify=spec.pruning_verify,
         window_tokens=window_tokens,

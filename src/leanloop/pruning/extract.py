@@ -128,6 +128,9 @@ class PruneSettings:
     """Characters per token, the most the content-aware estimate may assume."""
     reply_limit: int | None = None
     """The pruning model's ``max_tokens``, if set: the reply reserve is no larger."""
+    max_chunk_tokens: int | None = None
+    """The most output tokens one request shows (``None``: as many as the window allows);
+    small models extract better from small chunks."""
     deadline: float | None = None
     """Seconds the whole pass may take (``None``: no limit). A chunked output is then read
     best-first (:mod:`leanloop.pruning.rank`), a chunk is not started when the measured
@@ -145,6 +148,12 @@ class PruneSettings:
                 ("window_tokens", self.window_tokens, self.window_tokens >= 1, ">= 1"),
                 ("chars_per_token", self.chars_per_token, self.chars_per_token > 0, "> 0"),
                 ("deadline", self.deadline, self.deadline is None or self.deadline > 0, "> 0"),
+                (
+                    "max_chunk_tokens",
+                    self.max_chunk_tokens,
+                    self.max_chunk_tokens is None or self.max_chunk_tokens >= 1,
+                    ">= 1",
+                ),
                 (
                     "reply_limit",
                     self.reply_limit,
@@ -506,6 +515,8 @@ class Pruner:
                 overhead, ceiling=settings.chars_per_token
             ),
         )
+        if settings.max_chunk_tokens is not None:
+            budget = max(min(budget, int(settings.max_chunk_tokens * ratio)), 1)
         chunks = plan_chunks(lines, budget)
         logger.debug(
             "pruning %s: %.2f characters a token (%s), chunks of %d characters: %d chunk(s)",

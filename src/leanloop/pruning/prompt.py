@@ -43,12 +43,13 @@ those numbers.
 of them); leave out everything else.
 - If nothing is relevant, leave the output block empty.
 
-Answer in exactly this format, and nothing else:
+Answer in exactly this format, and nothing else (the first block is a short note on what \
+you kept; the second holds the copied lines):
 {INFO_START}
-one line: what you kept and what you left out, with character counts
+Kept the lines about the reader's question; left out the rest.
 {INFO_END}
 {OUTPUT_START}
-the relevant lines, verbatim
+(the relevant lines, copied exactly)
 {OUTPUT_END}"""
 
 # A line number prefix is at least this wide ("  12| "), as in the examples the model sees.

@@ -2,10 +2,16 @@
 
 A pruning model may paraphrase, summarise or invent. Every non-blank line it returns is
 looked up in the raw output, ignoring differences in whitespace and a line-number prefix
-(``  12| ``) the model may have copied from the prompt. A line that carries a number is
-also accepted when it is a piece of that numbered line (long lines are shown in pieces).
-Lines that cannot be found are dropped and counted; a code fence the model wrapped its
-answer in is dropped without counting.
+(``  12| ``) the model may have copied from the prompt.
+
+What is kept is always whole raw lines: a piece of a line stands for the whole line, so
+an extract can never turn "does NOT listen on port 8080" into "listen on port 8080". A
+piece is recognised by the line number it carries, or, without one, when it is a long
+enough run of text found in exactly one raw line (small models copy a line's message
+and drop its timestamp, or put a label such as "one line:" in front). Only a line too
+long to keep whole (a minified file) is kept as its piece, between "…" marks that say it
+is partial. Lines that cannot be found are dropped and counted; a code fence the model
+wrapped its answer in is dropped without counting.
 """
 
 from __future__ import annotations
@@ -17,6 +23,12 @@ __all__ = ["RawIndex", "Verified", "strip_line_numbers", "verify_lines"]
 
 _NUMBERED = re.compile(r"\s*(\d+)\| ?(.*)", re.DOTALL)
 _FENCE = re.compile(r"\s*(```|~~~)\S*\s*")
+# A short label a model may put before a copied line ("one line: ", "- ", "Line 3: ").
+_LABEL = re.compile(r"^\s*(?:[-*•]\s+|[A-Za-z][A-Za-z0-9 ]{0,24}:\s+)")
+# A piece without a line number must be at least this long to stand for its line.
+_MIN_PIECE_CHARS = 24
+# A raw line longer than this is kept as the piece the model chose, marked partial.
+_WHOLE_LINE_CHARS = 2_000
 
 
 def _norm(text: str) -> str:
@@ -61,12 +73,23 @@ class RawIndex:
                 wanted, have = _norm(body), self._norm_of(int(numbered[1]))
                 if wanted == have:
                     return original
-                if wanted and wanted in have:  # a piece of a long line
-                    return body.strip()
+                if wanted and wanted in have:  # a piece of that line: the line
+                    return _whole_or_piece(original, body)
             found = self._by_norm.get(_norm(body))
             if found is not None:
                 return found
-        return self._by_norm.get(_norm(line))
+            line = body
+        return self._by_piece(line)
+
+    def _by_piece(self, line: str) -> str | None:
+        """The one raw line that contains ``line`` (or ``line`` without a label)."""
+        for candidate in dict.fromkeys((_norm(line), _norm(_LABEL.sub("", line, count=1)))):
+            if len(candidate) < _MIN_PIECE_CHARS:
+                continue
+            holders = [n for n in range(1, len(self._lines) + 1) if candidate in self._norm_of(n)]
+            if len({self._lines[n - 1] for n in holders}) == 1:
+                return _whole_or_piece(self._lines[holders[0] - 1], candidate)
+        return None
 
     def _numbered(self, number: int) -> str | None:
         return self._lines[number - 1] if 1 <= number <= len(self._lines) else None
@@ -76,6 +99,12 @@ class RawIndex:
         if number not in self._norms:
             self._norms[number] = _norm(self._lines[number - 1])
         return self._norms[number]
+
+
+def _whole_or_piece(original: str, piece: str) -> str:
+    if len(original) <= _WHOLE_LINE_CHARS:
+        return original
+    return f"…{piece.strip()}…"
 
 
 def verify_lines(lines: list[str], index: RawIndex) -> Verified:
