@@ -98,7 +98,8 @@ Feature: Tool-output pruning in the agent loop
     Examples:
       | failure                                          | reason                                      |
       | fails with "pruning server down"                 | exception: ScriptError: pruning server down |
-      | answers "Lines 101 and 201 look relevant to me." | unparseable                                 |
+      | answers "Lines 101 and 201 look relevant to me." | nothing verifiable                          |
+      | answers "[PRUNE_INFO_START] lines 101 and 201"   | unparseable                                 |
       | only invents lines                               | nothing verifiable                          |
       | is slower than its pruning_timeout               | timeout                                     |
 

@@ -143,7 +143,8 @@ Feature: The pruning pass
       | model                                            | fallback                      |
       | a pruning model that fails with "boom"           | exception: ScriptError: boom  |
       | a slow pruning model                             | timeout                       |
-      | a pruning model that answers "The log is fine."  | unparseable                   |
+      | a pruning model that answers "The log is fine."  | nothing verifiable            |
+      | a pruning model that answers "[PRUNE_INFO_START] kept nothing" | unparseable     |
 
   Scenario: A bug inside the pruning pass still falls back to the raw output
     Given a pruning test log of 20 KB with 3 short lines mentioning "deadlock"

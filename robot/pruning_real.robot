@@ -32,8 +32,7 @@ ${TEST_TIMEOUT}     6 minutes
 
 *** Test Cases ***
 The Real Model Prunes A 50 KB Log To Its Three Deadlock Lines Within Five Minutes
-    # Not in `./dev test`: on a shared 2-core machine one 0.5B chunk takes minutes and the
-    # model does not pick the lines (issue 13, measured). `./dev nox -s pruning_real` runs it.
+    # In `./dev test`; `./dev nox -s pruning_real` runs it alone. The pass deadline bounds it.
     [Tags]    local-model    real-pruning
     # The criterion is five minutes; a slower run fails here instead of holding the suite.
     [Timeout]    ${TEST_TIMEOUT}

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from leanloop.loop import prompts
+from leanloop.pruning.prompt import PromptStyle
 
 __all__ = ["DEFAULT", "SMALL", "PromptProfile", "pick_profile"]
 
@@ -29,6 +30,8 @@ class PromptProfile:
     """Appended to the system prompt when tools are offered ("" for none)."""
     repair_paths: bool
     """Whether a missing path is replaced by the single file the request names."""
+    pruning_prompt: PromptStyle = "default"
+    """The extraction prompt's style (``small``: short, the question after the lines)."""
     pruning_chunk_tokens: int | None = None
     """The most output tokens one pruning request shows (``None``: as many as fit): a
     0.5B model picks the relevant line out of ~1,000 tokens but not out of ~3,000."""
@@ -66,6 +69,7 @@ SMALL: Final = PromptProfile(
     # Measured on llama-server with Qwen2.5-Coder-0.5B: in a 3,300-token chunk of a log it
     # named the wrong lines or none; in a 1,000-token chunk it found the deadlock line.
     pruning_chunk_tokens=1_024,
+    pruning_prompt="small",
     # Measured in text mode with Qwen2.5-Coder-0.5B: with the tool list in view after a
     # result, the model calls tool after tool instead of answering (ADR 0011).
     answer_turn="Answer my question in plain text using these results: {question}",

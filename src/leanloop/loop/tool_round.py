@@ -57,11 +57,14 @@ def make_pruner(
     if not spec.allow_tool_output_pruning:
         return None
     pruning = spec.pruning_model or spec.model
+    # The extraction prompt and chunk size suit the pruning model, not the main one.
+    profile = pick_profile(spec.prompt_profile, pruning.model)
     settings = PruneSettings(
         min_chars=spec.pruning_min_chars,
         timeout=spec.pruning_timeout,
         deadline=spec.pruning_deadline,
-        max_chunk_tokens=pick_profile(spec.prompt_profile, pruning.model).pruning_chunk_tokens,
+        max_chunk_tokens=profile.pruning_chunk_tokens,
+        prompt_style=profile.pruning_prompt,
         concurrency=spec.pruning_concurrency,
         verify=spec.pruning_verify,
         window_tokens=window_tokens,

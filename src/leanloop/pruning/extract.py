@@ -39,6 +39,10 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.runnables import RunnableConfig
 
 from leanloop.pruning.markers import (
+    INFO_END,
+    INFO_START,
+    OUTPUT_END,
+    OUTPUT_START,
     PruneFormatError,
     PruneParse,
     format_pruned,
@@ -47,6 +51,7 @@ from leanloop.pruning.markers import (
 )
 from leanloop.pruning.prompt import (
     Chunk,
+    PromptStyle,
     build_messages,
     chunk_budget,
     estimate_chars_per_token,
@@ -83,6 +88,7 @@ _REASON_CHARS = 200
 # Longest task context shown to the pruning model (task_context_from stays well below).
 _TASK_CONTEXT_CHARS = 4_000
 _THINK_END = "</think>"
+_RESERVED = (INFO_START, INFO_END, OUTPUT_START, OUTPUT_END)
 # Characters of the output (numbered, as the model sees them) whose tokens are counted.
 SAMPLE_CHARS = 6_000
 # Share of the window left free for the chat template and the ratio's error (the sample
@@ -99,7 +105,9 @@ _TIMEOUT_CEILING = 10.0
 # Unread ranges listed one by one in the info block; the rest are counted.
 _UNREAD_LISTED = 5
 _READ_FILE = "read_file"
-TIME_LIMIT = "not reached within the pass's time limit; read less likely parts last"
+TIME_LIMIT = (
+    "not reached within the pass's time limit, which reads the parts with fewer focus words last"
+)
 _READ_FILE_NUMBER = re.compile(r"^\s*(\d+)\|")
 
 CountRatio = Callable[[str], Awaitable[float | None]]
@@ -128,6 +136,8 @@ class PruneSettings:
     """Characters per token, the most the content-aware estimate may assume."""
     reply_limit: int | None = None
     """The pruning model's ``max_tokens``, if set: the reply reserve is no larger."""
+    prompt_style: PromptStyle = "default"
+    """``small``: the extraction prompt for small models (see ``SMALL_SYSTEM_PROMPT``)."""
     max_chunk_tokens: int | None = None
     """The most output tokens one request shows (``None``: as many as the window allows);
     small models extract better from small chunks."""
@@ -420,6 +430,7 @@ class Pruner:
                 chunk=chunk,
                 parts=len(plan.chunks),
                 part=part,
+                style=self._settings.prompt_style,
             ),
             config,
             on_chunk,
@@ -504,7 +515,9 @@ class Pruner:
         else:
             ratio = estimate_chars_per_token(sample, ceiling=settings.chars_per_token)
             source = "estimate"
-        overhead = overhead_text(tool_name=tool_name, focus=focus, task_context=task_context)
+        overhead = overhead_text(
+            tool_name=tool_name, focus=focus, task_context=task_context, style=settings.prompt_style
+        )
         budget = chunk_budget(
             window_tokens=settings.window_tokens,
             chars_per_token=ratio,
@@ -652,10 +665,16 @@ class Pruner:
                 sharing,
                 timeout,
             )
+        text = _answer_text(reply)
         try:
-            return parse_prune_response(_answer_text(reply))
+            return parse_prune_response(text)
         except PruneFormatError:
-            raise _ExtractionFailed("unparseable") from None
+            if not self._settings.verify or any(m in text for m in _RESERVED):
+                raise _ExtractionFailed("unparseable") from None
+            # Small models often copy the lines and forget the markers. With verification
+            # on, the whole answer can be read as the output block: only lines really in
+            # the raw output survive it.
+            return PruneParse(info=None, output=text)
 
     def _is_too_large(self, exc: Exception) -> bool:
         if self._too_large is None:

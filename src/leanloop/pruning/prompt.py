@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Literal
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
@@ -18,8 +19,10 @@ from leanloop.pruning.markers import INFO_END, INFO_START, OUTPUT_END, OUTPUT_ST
 from leanloop.pruning.markers import escape_reserved as _escape
 
 __all__ = [
+    "SMALL_SYSTEM_PROMPT",
     "SYSTEM_PROMPT",
     "Chunk",
+    "PromptStyle",
     "build_messages",
     "chunk_budget",
     "estimate_chars_per_token",
@@ -51,6 +54,17 @@ Kept the lines about the reader's question; left out the rest.
 {OUTPUT_START}
 (the relevant lines, copied exactly)
 {OUTPUT_END}"""
+
+SMALL_SYSTEM_PROMPT = f"""\
+You copy lines out of a tool output. Copy whole lines exactly as shown, with their \
+numbers. Put them between {OUTPUT_START} and {OUTPUT_END}. Write nothing else. If no line \
+matches, write {OUTPUT_START} then {OUTPUT_END}."""
+"""The instructions for small models (the ``small`` prompt style): measured with
+Qwen2.5-Coder-0.5B, a 1,000-token chunk with a short instruction before it and the
+question after it finds the relevant line, where the full format (an INFO block, the focus
+before the lines) gets the focus echoed back instead."""
+
+PromptStyle = Literal["default", "small"]
 
 # A line number prefix is at least this wide ("  12| "), as in the examples the model sees.
 _MIN_NUMBER_WIDTH = 4
@@ -222,13 +236,23 @@ def _pieces(line: str, size: int) -> list[str]:
     return [line[start : start + size] for start in range(0, len(line), size)]
 
 
-def overhead_chars(*, tool_name: str, focus: str | None, task_context: str) -> int:
+def overhead_chars(
+    *, tool_name: str, focus: str | None, task_context: str, style: PromptStyle = "default"
+) -> int:
     """Characters of an extraction request that are not tool output (a close upper bound)."""
-    return len(overhead_text(tool_name=tool_name, focus=focus, task_context=task_context))
+    return len(
+        overhead_text(tool_name=tool_name, focus=focus, task_context=task_context, style=style)
+    )
 
 
-def overhead_text(*, tool_name: str, focus: str | None, task_context: str) -> str:
+def overhead_text(
+    *, tool_name: str, focus: str | None, task_context: str, style: PromptStyle = "default"
+) -> str:
     """The text of an extraction request that is not tool output, with room for the tail."""
+    if style == "small":
+        question = _small_question(focus=focus, task_context=task_context)
+        tail = f"Tool output of {tool_name} (part 12 of 345, lines 1-99999):\n\n\n"
+        return SMALL_SYSTEM_PROMPT + tail.ljust(_TAIL_ROOM) + question
     header = _header(tool_name=tool_name, focus=focus, task_context=task_context)
     tail = "Tool output (part 12 of 345, lines 1-99999):\n\n\nAnswer in the marker format."
     return SYSTEM_PROMPT + header + tail.ljust(_TAIL_ROOM)
@@ -262,7 +286,14 @@ def _chunk_of(entries: list[str], parent: Chunk) -> Chunk:
 
 
 def build_messages(
-    *, tool_name: str, focus: str | None, task_context: str, chunk: Chunk, parts: int, part: int
+    *,
+    tool_name: str,
+    focus: str | None,
+    task_context: str,
+    chunk: Chunk,
+    parts: int,
+    part: int,
+    style: PromptStyle = "default",
 ) -> list[BaseMessage]:
     """The messages of one extraction request: instructions, then what to look for and the lines.
 
@@ -273,16 +304,29 @@ def build_messages(
         chunk: The numbered lines to extract from.
         parts: How many chunks the output was split into.
         part: This chunk's 1-based position.
+        style: ``default``, or ``small``: short instructions first and the question after
+            the lines, for small models.
 
     Returns:
         A system message with the instructions and a human message with the lines.
     """
-    header = _header(tool_name=tool_name, focus=focus, task_context=task_context)
     where = f"lines {chunk.first_line}-{chunk.last_line}"
     if parts > 1:
         where = f"part {part} of {parts}, {where}"
+    if style == "small":
+        question = _small_question(focus=focus, task_context=task_context)
+        text = f"Tool output of {tool_name} ({where}):\n{chunk.text}\n\n{question}"
+        return [SystemMessage(SMALL_SYSTEM_PROMPT), HumanMessage(text)]
+    header = _header(tool_name=tool_name, focus=focus, task_context=task_context)
     text = f"{header}Tool output ({where}):\n{chunk.text}\n\nAnswer in the marker format."
     return [SystemMessage(SYSTEM_PROMPT), HumanMessage(text)]
+
+
+def _small_question(*, focus: str | None, task_context: str) -> str:
+    if focus is not None:
+        return f"Which lines are {_escape(focus.strip())}? Copy those lines exactly."
+    context = _escape(task_context.strip()) or "(no task context given)"
+    return f"{context}\nWhich lines matter for this? Copy those lines exactly."
 
 
 def _header(*, tool_name: str, focus: str | None, task_context: str) -> str:

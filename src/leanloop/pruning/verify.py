@@ -23,8 +23,8 @@ __all__ = ["RawIndex", "Verified", "strip_line_numbers", "verify_lines"]
 
 _NUMBERED = re.compile(r"\s*(\d+)\| ?(.*)", re.DOTALL)
 _FENCE = re.compile(r"\s*(```|~~~)\S*\s*")
-# A short label a model may put before a copied line ("one line: ", "- ", "Line 3: ").
-_LABEL = re.compile(r"^\s*(?:[-*•]\s+|[A-Za-z][A-Za-z0-9 ]{0,24}:\s+)")
+# A bullet a model may put before a copied line.
+_BULLET = re.compile(r"^\s*[-*•]\s+")
 # A piece without a line number must be at least this long to stand for its line.
 _MIN_PIECE_CHARS = 24
 # A raw line longer than this is kept as the piece the model chose, marked partial.
@@ -82,10 +82,21 @@ class RawIndex:
         return self._by_piece(line)
 
     def _by_piece(self, line: str) -> str | None:
-        """The one raw line that contains ``line`` (or ``line`` without a label)."""
-        for candidate in dict.fromkeys((_norm(line), _norm(_LABEL.sub("", line, count=1)))):
+        """The one raw line that contains ``line``, or what follows a label in it.
+
+        Small models put a label before a copied line ("one line: …", "ERROR lines that
+        report a deadlock: db.pool: deadlock detected …"): the text after each ": " is
+        tried too, longest first.
+        """
+        text = _norm(_BULLET.sub("", line, count=1))
+        candidates = [text]
+        start = text.find(": ")
+        while start >= 0:
+            candidates.append(text[start + 2 :])
+            start = text.find(": ", start + 2)
+        for candidate in candidates:
             if len(candidate) < _MIN_PIECE_CHARS:
-                continue
+                break  # later ones are shorter still
             holders = [n for n in range(1, len(self._lines) + 1) if candidate in self._norm_of(n)]
             if len({self._lines[n - 1] for n in holders}) == 1:
                 return _whole_or_piece(self._lines[holders[0] - 1], candidate)
