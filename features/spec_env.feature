@@ -43,6 +43,23 @@ Feature: Environment variables in agents files
       | description   | 'empty means default'  |
       | system_prompt | 'hello and !'          |
 
+  Scenario: a default may itself be a reference, as in the shell
+    Given the spec environment variable "FALLBACK_PROMPT" is "from the fallback"
+    And an agents file "agents.yaml" with:
+      """
+      version: 1
+      agents:
+        reader:
+          model: {provider: openai, api_key: k}
+          system_prompt: ${PROMPT:-${FALLBACK_PROMPT}}
+          description: ${DESCRIPTION:-${NO_SUCH_ONE:-last resort}} (${MODE:-plain})
+      """
+    When the agents file "agents.yaml" is loaded
+    Then the spec of agent "reader" has:
+      | field         | value                       |
+      | system_prompt | 'from the fallback'         |
+      | description   | 'last resort (plain)'       |
+
   Scenario: $${ writes a literal ${ and $VAR without braces is left alone
     Given the spec environment variable "NAME" is "world"
     And an agents file "agents.yaml" with:

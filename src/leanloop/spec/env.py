@@ -2,7 +2,7 @@
 
 Rules: ``${NAME}`` is the variable's value (an error when it is not set);
 ``${NAME:-default}`` falls back to ``default`` when the variable is unset or empty,
-as in the shell; ``$${`` writes a literal ``${``. Keys are never interpolated. A value
+as in the shell, and the default may itself be a reference (``${A:-${B}}``); ``$${`` writes a literal ``${``. Keys are never interpolated. A value
 that is one whole reference (``max_rounds: ${ROUNDS:-5}``) is converted to the type the
 schema asks for by the loader; a value that only contains one stays a string.
 
@@ -22,7 +22,8 @@ from leanloop.spec.yamlsource import KeyPath
 __all__ = ["Interpolation", "interpolate", "looks_secret"]
 
 # `$${` first so that an escaped reference is never read as a real one.
-_TOKEN = re.compile(r"\$\$\{|\$\{(?P<body>[^}]*)\}|\$\{")
+# A default may hold one more reference: ${A:-${B}} (as in the shell and Compose).
+_TOKEN = re.compile(r"\$\$\{|\$\{(?P<body>(?:[^{}]|\$\{[^{}]*\})*)\}|\$\{")
 _BODY = re.compile(r"(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?::-(?P<default>.*))?", re.DOTALL)
 _SECRET_WORDS = frozenset(
     {
@@ -108,7 +109,7 @@ def _substitute(text: str, path: KeyPath, environ: Mapping[str, str], out: Inter
         secret = secret or looks_secret(name)
         value = environ.get(name)
         if default is not None:
-            return value if value else default
+            return value if value else _TOKEN.sub(replace, default)
         if value is None:
             problems.append(
                 f"environment variable {name!r} is not set "
