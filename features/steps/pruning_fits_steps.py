@@ -456,7 +456,9 @@ def step_unread_time(context: Context) -> None:
     outcome = context.sized_outcome
     assert outcome.unread, "every part was read"
     assert all("time limit" in r.reason for r in outcome.unread), outcome.unread
-    assert "were not read (not reached within the pass's time limit, which" in outcome.text, outcome.text
+    assert "were not read (not reached within the pass's time limit, which" in outcome.text, (
+        outcome.text
+    )
     assert "ask for them with read_file(offset=" in outcome.text, outcome.text
 
 

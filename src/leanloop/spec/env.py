@@ -2,8 +2,9 @@
 
 Rules: ``${NAME}`` is the variable's value (an error when it is not set);
 ``${NAME:-default}`` falls back to ``default`` when the variable is unset or empty,
-as in the shell, and the default may itself be a reference (``${A:-${B}}``); ``$${`` writes a literal ``${``. Keys are never interpolated. A value
-that is one whole reference (``max_rounds: ${ROUNDS:-5}``) is converted to the type the
+as in the shell, and the default may itself be a reference (``${A:-${B}}``);
+``$${`` writes a literal ``${``. Keys are never interpolated. A value that is one whole
+reference (``max_rounds: ${ROUNDS:-5}``) is converted to the type the
 schema asks for by the loader; a value that only contains one stays a string.
 
 Values are masked in messages only when they look secret: the key (``api_key``,
