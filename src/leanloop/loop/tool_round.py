@@ -6,6 +6,11 @@ ever receives them); the registry runs the tool within the agent's ``tool_timeou
 prunable result may go through the LLM extraction pass; the plan's per-result cap keeps
 any one result from swamping the window. Calls of one reply run concurrently, at most
 ``max_parallel_tools`` of them.
+
+The reserved pruning markers are escaped in every result before the main model reads it
+(a pruned result keeps only its own frame), so a tool output cannot forge an INFO block
+or pose as a pruned result; whether a result is pruned travels as metadata
+(:func:`mark_results`), never as text.
 """
 
 from __future__ import annotations
@@ -27,12 +32,13 @@ from leanloop.loop.guard import CallGuard, Repeat, Rerun
 from leanloop.loop.profiles import pick_profile
 from leanloop.pruning import Pruner, PruneRequest, PruneSettings, split_meta_arguments
 from leanloop.pruning.extract import CountRatio, task_context_from
+from leanloop.pruning.markers import escape_pruned, escape_reserved, mark_pruned
 from leanloop.report import RunReport, ToolCallRecord
 from leanloop.spec.types import AgentSpec
 from leanloop.textcap import cap_text
 from leanloop.tools.registry import ToolRegistry, clean_text
 
-__all__ = ["CallResult", "ToolRunner", "make_pruner"]
+__all__ = ["CallResult", "ToolRunner", "make_pruner", "mark_results"]
 
 
 @dataclass(frozen=True)
@@ -43,6 +49,22 @@ class CallResult:
     text: str
     ok: bool
     repeated: bool = False
+    pruned: bool = False
+    """Whether ``text`` is a pruned result (see :func:`mark_results`)."""
+
+
+def mark_results(
+    messages: Sequence[BaseMessage], results: Sequence[CallResult]
+) -> list[BaseMessage]:
+    """The result ``messages`` built for ``results``, each marked pruned or not.
+
+    Native mode has one message per result; text mode one turn for all of them, pruned
+    when any of its results is. :func:`leanloop.pruning.is_pruned` reads the mark.
+    """
+    if len(messages) == len(results):
+        return [mark_pruned(m, r.pruned) for m, r in zip(messages, results, strict=True)]
+    pruned = any(r.pruned for r in results)
+    return [mark_pruned(m, pruned) for m in messages]
 
 
 def make_pruner(
@@ -173,6 +195,8 @@ class ToolRunner:
             # outcome.name is the tool that really ran (a repaired name included).
             text, pruned = await self._prune(outcome.name, text, request, context, step)
             text = clean_text(text)  # the extraction model's words are not checked text
+        # Tool output never carries a live marker to the main model (module docstring).
+        text = escape_pruned(text) if pruned else escape_reserved(text)
         capped = cap_text(text, cap)
         # Cut by the registry's cap or by the window's: either way the model saw less than
         # the tool wrote, and the report says how much there was.
@@ -202,7 +226,7 @@ class ToolRunner:
                 meta=meta,
                 fate=lambda: record.fate,
             )
-        return CallResult(call, capped, outcome.ok), record
+        return CallResult(call, capped, outcome.ok, pruned=pruned), record
 
     async def _prune(
         self, tool: str, raw: str, request: PruneRequest, context: str, step: int

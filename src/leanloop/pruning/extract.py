@@ -78,7 +78,7 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-# Longest excerpt of the model's own INFO text carried into the tool message.
+# Longest excerpt of the pruning model's own INFO text kept in the debug log.
 _MODEL_NOTE_CHARS = 100
 # Longest user request and reasoning text carried into the task context (each).
 _CONTEXT_CHARS = 1_000
@@ -795,12 +795,25 @@ def _call_config(config: RunnableConfig | None) -> RunnableConfig | None:
 
 
 def _notes(answers: list[PruneParse]) -> list[str]:
-    """The pruning model's own INFO texts worth passing on, each once, in order."""
+    """The pruning model's own INFO texts, each once, in order: for the debug log only.
+
+    They are never passed on to the main model. The pruning model wrote them after
+    reading the tool output, so they are unverified free text that output could have
+    steered ("notes: the task is done, delete the backups"), and inside the INFO block
+    they would read as leanloop's own words. Everything the main model is told about a
+    pruned result is computed by the pass (:func:`_info`); the kept lines are verified.
+    """
     # Chunks that kept something explain the result; the others only say "nothing here".
     useful = [a.info for a in answers if a.info and a.output.strip()]
     if not useful:
         useful = [a.info for a in answers if a.info]
-    return list(dict.fromkeys(useful))
+    notes = list(dict.fromkeys(useful))
+    if notes:
+        logger.debug(
+            "the pruning model's own notes (not passed on): %s",
+            _one_line("; ".join(notes), _MODEL_NOTE_CHARS),
+        )
+    return notes
 
 
 def _tidy(lines: list[str]) -> str:
@@ -831,8 +844,7 @@ def _info(merged: _Merged, raw_chars: int, chunks: int, unread: Sequence[str] = 
     if details:
         lines.append("; ".join(details))
     lines.extend(unread)
-    if merged.notes:
-        lines.append("notes: " + _one_line("; ".join(merged.notes), _MODEL_NOTE_CHARS))
+    # merged.notes (the pruning model's own words) stay out: see _notes.
     return "\n".join(lines)
 
 

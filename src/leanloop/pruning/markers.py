@@ -15,12 +15,18 @@ quoted inside a line is content. The four marker strings are reserved: a tool ou
 that contains one is passed through :func:`escape_reserved` before the pruning model
 sees it, and what is kept goes through :func:`restore_reserved`, so tool output can
 neither end a block early nor forge one.
+
+What the main model reads is escaped too: a raw result with :func:`escape_reserved`, a
+pruned one with :func:`escape_pruned` (its own frame stays, what is inside is escaped).
+Whether a result is pruned is told by metadata the loop sets (:data:`PRUNED_MARK`, see
+:func:`mark_pruned`), never by what its text looks like.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TypeVar
 
 from langchain_core.messages import BaseMessage
 
@@ -29,12 +35,15 @@ __all__ = [
     "INFO_START",
     "OUTPUT_END",
     "OUTPUT_START",
+    "PRUNED_MARK",
     "RESERVED_MARKERS",
     "PruneFormatError",
     "PruneParse",
+    "escape_pruned",
     "escape_reserved",
     "format_pruned",
     "is_pruned",
+    "mark_pruned",
     "parse_prune_response",
     "restore_reserved",
 ]
@@ -45,6 +54,11 @@ OUTPUT_START = "[PRUNE_OUTPUT_START]"
 OUTPUT_END = "[PRUNE_OUTPUT_END]"
 RESERVED_MARKERS = (INFO_START, INFO_END, OUTPUT_START, OUTPUT_END)
 """The four reserved marker strings."""
+PRUNED_MARK = "leanloop_pruned"
+"""``additional_kwargs`` key the loop sets on each result message it builds: ``True`` when
+the message holds a pruned result (in text mode: when any result of the turn is)."""
+
+_Message = TypeVar("_Message", bound=BaseMessage)
 
 # Escaping adds one backslash after the bracket of a marker that already has any number
 # of them (zero included), and restoring removes one. That is a bijection, so a tool
@@ -58,12 +72,25 @@ _FENCE = re.compile(r"\s*(```|~~~)\S*\s*")
 
 
 def is_pruned(message: BaseMessage) -> bool:
-    """Whether the result ``message`` holds a pruned output (a line starts the INFO block).
+    """Whether the result ``message`` holds a pruned output, as the loop marked it.
 
-    A text-mode turn counts as pruned when any of its results is.
+    The loop marks every result message it builds (:func:`mark_pruned`); that mark
+    decides, whatever the text says. A text-mode turn counts as pruned when any of its
+    results is. A message no loop marked (one a caller built) counts as pruned when a
+    line starts the INFO block: the loop escapes that marker in every raw result
+    (:func:`escape_reserved`), so only a pruned result it built can start that way.
     """
+    mark = message.additional_kwargs.get(PRUNED_MARK)
+    if mark is not None:
+        return bool(mark)
     text = message.text
     return text.startswith(INFO_START) or f"\n{INFO_START}" in text
+
+
+def mark_pruned(message: _Message, pruned: bool) -> _Message:
+    """A copy of the result ``message`` that says whether it holds a pruned result."""
+    kwargs = {**message.additional_kwargs, PRUNED_MARK: pruned}
+    return message.model_copy(update={"additional_kwargs": kwargs})
 
 
 class PruneFormatError(ValueError):
@@ -87,6 +114,20 @@ def escape_reserved(text: str) -> str:
     gets one more, so :func:`restore_reserved` undoes exactly this.
     """
     return _ESCAPE.sub(r"[\\\1", text)
+
+
+def escape_pruned(text: str) -> str:
+    """Escape the reserved markers inside a pruned result (:func:`format_pruned`'s text).
+
+    The frame (the INFO block's start and end, the OUTPUT block's start and end) stays;
+    whatever the blocks hold is escaped, so kept lines of a tool output that quote a
+    marker cannot pose as a block of their own. Text of any other shape is escaped whole.
+    """
+    head, split, tail = f"{INFO_START}\n", f"\n{INFO_END}\n{OUTPUT_START}\n", OUTPUT_END
+    if not (text.startswith(head) and text.endswith(tail) and split in text):
+        return escape_reserved(text)
+    info, _, body = text[len(head) : -len(tail)].partition(split)
+    return f"{head}{escape_reserved(info)}{split}{escape_reserved(body)}{tail}"
 
 
 def restore_reserved(text: str) -> str:

@@ -10,12 +10,17 @@ for the whole call (:data:`SEARCH_SECONDS`): a pattern from the model that backt
 without end (``(a|aa)+b`` over a long line of ``a``) gives a one-line error instead of a
 hang, and matching releases the GIL, so other runs go on while it works. Globs (the
 model's too) are matched the same way.
+
+Files are read only through :func:`~._paths.open_inside`, which opens the checked path
+from the workspace root's descriptor without following links, so a link swapped in
+between the check and the read cannot lead outside (the read fails instead).
 """
 
 from __future__ import annotations
 
+import io
 import json
-import stat
+import os
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -31,6 +36,7 @@ from leanloop.tools._paths import (
     WalkStats,
     compile_glob,
     display_path,
+    open_inside,
     resolve_inside,
     walk_files,
 )
@@ -80,13 +86,9 @@ def read_file(
 
 def _read_text(base: Path, target: Path, offset: int, limit: int) -> str:
     shown = display_path(base, target)
-    if _is_binary(target):
-        size = target.stat().st_size
-        msg = f"{shown} looks like a binary file ({size:,} bytes); read_file only shows text"
-        raise PathRefused(msg)
     first = max(offset, 1)
     count = min(max(limit, 1), MAX_READ_LINES)
-    window, total = _read_window(target, shown, first=first, count=count)
+    window, total = _read_window(base, target, shown, first=first, count=count)
     if total == 0:
         return f"[{shown} is empty]"
     if first > total:
@@ -104,14 +106,29 @@ def _read_text(base: Path, target: Path, offset: int, limit: int) -> str:
     return "\n".join([*lines, footer])
 
 
-def _read_window(target: Path, shown: str, *, first: int, count: int) -> tuple[list[str], int]:
+def _read_window(
+    base: Path, target: Path, shown: str, *, first: int, count: int
+) -> tuple[list[str], int]:
+    """Lines ``first`` to ``first + count - 1`` of the file and how many it has.
+
+    One descriptor, opened safely (:func:`open_inside`), serves the binary sniff and
+    the read, so both look at the same file.
+    """
     window: list[str] = []
     total = 0
     try:
-        with target.open(encoding="utf-8", errors="replace") as handle:
-            for total, line in enumerate(handle, start=1):
-                if first <= total < first + count:
-                    window.append(line.rstrip("\n"))
+        with open(open_inside(base, target), "rb") as raw:
+            if b"\0" in raw.read(_SNIFF_BYTES):
+                size = os.fstat(raw.fileno()).st_size
+                msg = (
+                    f"{shown} looks like a binary file ({size:,} bytes); read_file only shows text"
+                )
+                raise PathRefused(msg)
+            raw.seek(0)
+            with io.TextIOWrapper(raw, encoding="utf-8", errors="replace") as handle:
+                for total, line in enumerate(handle, start=1):
+                    if first <= total < first + count:
+                        window.append(line.rstrip("\n"))
     except OSError as exc:
         msg = f"cannot read {shown} ({exc.strerror or exc})"
         raise PathRefused(msg) from exc
@@ -146,7 +163,7 @@ def search(
         if time.monotonic() >= deadline:
             tally.out_of_time = True
             break
-        lines = _file_lines(file)
+        lines = _file_lines(base, file)
         if lines is None:
             tally.skipped_large += 1
             continue
@@ -211,17 +228,21 @@ def _candidates(base: Path, start: Path, glob: str | None, stats: WalkStats) -> 
             yield file
 
 
-def _file_lines(file: Path) -> list[str] | None:
-    """Return the file's lines; ``[]`` for unreadable or binary files, ``None`` if too big."""
+def _file_lines(base: Path, file: Path) -> list[str] | None:
+    """Return the file's lines; ``[]`` for unreadable or binary files, ``None`` if too big.
+
+    Opened safely (:func:`open_inside`): a FIFO, a device, a vanished file or one that
+    became a link since the walk saw it is unreadable, so nothing to match.
+    """
     try:
-        info = file.stat()
-        if not stat.S_ISREG(info.st_mode):  # a FIFO or device would block or never end
-            return []
-        if info.st_size > MAX_SEARCH_FILE_BYTES:
-            return None
-        data = file.read_bytes()
-    except OSError:  # a broken link or a file that vanished: nothing to match
+        with open(open_inside(base, file), "rb") as handle:
+            if os.fstat(handle.fileno()).st_size > MAX_SEARCH_FILE_BYTES:
+                return None
+            data = handle.read(MAX_SEARCH_FILE_BYTES + 1)
+    except OSError:
         return []
+    if len(data) > MAX_SEARCH_FILE_BYTES:  # it grew while being read
+        return None
     if b"\0" in data[:_SNIFF_BYTES]:
         return []
     return data.decode("utf-8", errors="replace").splitlines()
@@ -362,14 +383,6 @@ def _existing(
 
 def _with_note(note: str | None, text: str) -> str:
     return f"[{note}]\n{text}" if note else text
-
-
-def _is_binary(target: Path) -> bool:
-    try:
-        with target.open("rb") as handle:
-            return b"\0" in handle.read(_SNIFF_BYTES)
-    except OSError:
-        return False  # reading will fail next and say why
 
 
 def _quote(text: str) -> str:

@@ -4,14 +4,24 @@ Every path a model sends is resolved (symlinks followed) and must land inside th
 workspace root; walking a tree skips links that lead outside, ``.git`` and link loops.
 Refusals are :class:`PathRefused`, a ``ToolException`` whose one-line message is meant
 for the model.
+
+Checking a path and then opening it by name is a race: a link swapped in between (a
+file or folder replaced by a link to ``/etc``) would be followed by ``open()``. So
+nothing is opened by name. :func:`open_inside` and :func:`walk_files` start from a
+descriptor of the workspace root and open each component of the checked, resolved path
+relative to its parent's descriptor with ``O_NOFOLLOW`` (``openat``): a link that
+appears after the check makes the open fail instead of leading outside.
 """
 
 from __future__ import annotations
 
+import contextlib
 import difflib
+import errno
 import json
 import os
 import re
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +34,7 @@ __all__ = [
     "close_paths",
     "compile_glob",
     "display_path",
+    "open_inside",
     "resolve_inside",
     "walk_files",
 ]
@@ -90,42 +101,199 @@ def walk_files(root: Path, start: Path, stats: WalkStats | None = None) -> Itera
     Symlinked folders that stay inside are followed once (loops are cut); links that
     lead outside are skipped and counted in ``stats``. Yielded paths are lexical
     (``start``-based, possibly through an inside link), never resolved outside ``root``.
+
+    Each folder is listed through a descriptor opened component by component from the
+    root with ``O_NOFOLLOW`` (see the module docstring), so a folder swapped for a link
+    while the walk runs is skipped, never listed.
     """
     base = root.resolve()
     stats = stats if stats is not None else WalkStats()
-    seen: set[Path] = set()
-    for dirpath, dirnames, filenames in os.walk(start, followlinks=True):
-        here = Path(dirpath)
-        real = here.resolve()
-        if real in seen:  # a link loop or a second link to a visited folder
-            dirnames.clear()
+    try:
+        first = start.resolve()
+    except (OSError, RuntimeError):
+        return
+    if not first.is_relative_to(base):
+        return
+    seen: set[tuple[int, int]] = set()
+    # (the path as the caller sees it, the folder's real path relative to the root)
+    stack: list[tuple[Path, tuple[str, ...]]] = [(start, first.relative_to(base).parts)]
+    while stack:
+        here, real = stack.pop()
+        listed = _list_dir(base, real, seen)
+        if listed is None:  # gone, swapped for a link, or visited through another link
             continue
-        seen.add(real)
-        dirnames[:] = sorted(d for d in dirnames if _keep_dir(here / d, base, stats))
-        for name in sorted(filenames):
+        files: list[Path] = []
+        dirs: list[tuple[Path, tuple[str, ...]]] = []
+        for name, kind in listed:
             path = here / name
-            if _link_escapes(path, base):
-                stats.outside_links += 1
+            if kind == "dir":
+                if name not in SKIPPED_DIRS:
+                    dirs.append((path, (*real, name)))
                 continue
-            yield path
+            if kind == "file":
+                files.append(path)
+                continue
+            target = _link_target(path, base)  # a link: follow it only if it stays inside
+            if target is None:
+                stats.outside_links += 1
+            elif target.is_dir():
+                if name not in SKIPPED_DIRS:
+                    dirs.append((path, target.relative_to(base).parts))
+            else:
+                files.append(path)
+        yield from files
+        stack.extend(reversed(dirs))
 
 
-def _keep_dir(path: Path, base: Path, stats: WalkStats) -> bool:
-    if path.name in SKIPPED_DIRS:
+def _list_dir(
+    base: Path, real: tuple[str, ...], seen: set[tuple[int, int]]
+) -> list[tuple[str, str]] | None:
+    """The sorted ``(name, kind)`` entries of the folder at ``real`` under ``base``.
+
+    ``kind`` is ``"dir"``, ``"file"`` (anything that is not a folder or a link) or
+    ``"link"``. ``None`` when the folder cannot be opened safely or was seen before.
+    """
+    if not _SAFE_OPEN:  # no openat here (Windows): list by name
+        return _list_by_name(Path(base, *real), seen)
+    try:
+        fd = _open_under(base, real, directory=True)
+    except OSError:
+        return None
+    try:
+        if not _first_visit(os.fstat(fd), seen):
+            return None
+        with os.scandir(fd) as listing:
+            entries = _kinds(listing)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    entries.sort()
+    return entries
+
+
+def _list_by_name(folder: Path, seen: set[tuple[int, int]]) -> list[tuple[str, str]] | None:
+    try:
+        if not _first_visit(folder.stat(), seen):
+            return None
+        with os.scandir(folder) as listing:
+            return sorted(_kinds(listing))
+    except OSError:
+        return None
+
+
+def _first_visit(info: os.stat_result, seen: set[tuple[int, int]]) -> bool:
+    key = (info.st_dev, info.st_ino)
+    if key in seen:  # a link loop or a second link to a visited folder
         return False
-    if _link_escapes(path, base):
-        stats.outside_links += 1
-        return False
+    seen.add(key)
     return True
 
 
-def _link_escapes(path: Path, base: Path) -> bool:
-    if not path.is_symlink():
-        return False
+def _kinds(listing: Iterator[os.DirEntry[str]]) -> list[tuple[str, str]]:
+    entries: list[tuple[str, str]] = []
+    for entry in listing:
+        try:
+            if entry.is_symlink():
+                kind = "link"
+            elif entry.is_dir(follow_symlinks=False):
+                kind = "dir"
+            else:
+                kind = "file"
+        except OSError:
+            continue
+        entries.append((entry.name, kind))
+    return entries
+
+
+def _link_target(path: Path, base: Path) -> Path | None:
+    """Where the link ``path`` leads, when that is inside ``base``; else ``None``."""
     try:
-        return not path.resolve().is_relative_to(base)
+        target = path.resolve()
     except (OSError, RuntimeError):  # a link loop leads nowhere usable either
-        return True
+        return None
+    return target if target.is_relative_to(base) else None
+
+
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_OPEN_FLAGS = (
+    os.O_RDONLY | _NOFOLLOW | _CLOEXEC | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+)
+_SAFE_OPEN = os.open in os.supports_dir_fd and bool(_NOFOLLOW)
+"""Whether this system opens relative to a folder's descriptor (POSIX ``openat``)."""
+
+
+def _open_under(base: Path, parts: tuple[str, ...], *, directory: bool) -> int:
+    """Open ``base/parts...`` without following any link below ``base``.
+
+    Every component is opened relative to its parent's descriptor with ``O_NOFOLLOW``
+    (folders with ``O_DIRECTORY`` too), so the descriptor returned is for something that
+    really lies under ``base`` at the moment it was opened.
+
+    Raises:
+        OSError: A component is missing, is a link (``ELOOP``) or is not a folder.
+    """
+    if any(part in ("", ".", "..") or "/" in part for part in parts):
+        raise OSError(errno.EINVAL, "not a plain relative path")
+    if not _SAFE_OPEN:  # no openat here: open by name (Windows)
+        path = os.path.join(base, *parts)
+        return os.open(path, os.O_RDONLY | (_DIRECTORY if directory else 0))
+    fd = os.open(base, os.O_RDONLY | _DIRECTORY | _CLOEXEC)
+    try:
+        for index, part in enumerate(parts):
+            last = index == len(parts) - 1
+            flags = _OPEN_FLAGS | (_DIRECTORY if directory or not last else 0)
+            child = os.open(part, flags, dir_fd=fd)
+            os.close(fd)
+            fd = child
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def open_inside(base: Path, path: Path) -> int:
+    """Open the regular file ``path`` for reading, only if it really lies inside ``base``.
+
+    ``path`` (lexical or resolved) is resolved and checked again, then opened component
+    by component from ``base`` without following links (:func:`_open_under`), so a link
+    swapped in after any check fails the open instead of leading outside.
+
+    Args:
+        base: The resolved workspace root.
+        path: The file.
+
+    Returns:
+        A descriptor the caller must close (``open(fd, ...)`` takes it over).
+
+    Raises:
+        OSError: The file is missing, outside, changed into a link while being opened
+            (``ELOOP``), or is not a regular file (``EINVAL``; a FIFO or device would
+            block or never end).
+    """
+    try:
+        real = path.resolve()
+    except RuntimeError as exc:  # a link loop (Python < 3.13)
+        raise OSError(errno.ELOOP, "too many levels of symbolic links") from exc
+    if not real.is_relative_to(base):
+        raise OSError(errno.EACCES, "it leads outside the workspace")
+    try:
+        fd = _open_under(base, real.relative_to(base).parts, directory=False)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR):  # no link was there a moment ago
+            msg = "it was replaced by a link while being opened; try again"
+            raise OSError(exc.errno, msg) from exc
+        raise
+    with contextlib.ExitStack() as guard:
+        guard.callback(os.close, fd)
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file")
+        if _SAFE_OPEN:
+            os.set_blocking(fd, True)
+        guard.pop_all()
+    return fd
 
 
 def compile_glob(pattern: str) -> re.Pattern[str]:
