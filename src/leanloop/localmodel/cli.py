@@ -41,7 +41,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     _port_option(start)
     _model_option(start)
     start.add_argument("--ctx-size", type=_positive, default=DEFAULT_CTX_SIZE, metavar="TOKENS",
-                       help=f"context window in tokens (default {DEFAULT_CTX_SIZE})")  # fmt: skip
+                       help=f"context window in tokens (default {DEFAULT_CTX_SIZE}; at "
+                       "most the model's trained length: 32768 for the catalog's)")  # fmt: skip
     start.add_argument("--no-template", action="store_true",
                        help="use the model's own chat template (no native tool calls)")  # fmt: skip
     start.set_defaults(handler=cmd_start)

@@ -32,6 +32,7 @@ __all__ = [
     "ModelPin",
     "assemble_model",
     "is_verified",
+    "model_damage",
     "model_for_file",
     "model_pin",
 ]
@@ -70,6 +71,9 @@ class ModelPin:
     """One line for people: the model, its quantisation and its size."""
     filename: str = MODEL_FILENAME
     """The file name of the assembled model in the cache's ``models/`` folder."""
+    context_length: int = 32_768
+    """The context length the model was trained for (GGUF ``<arch>.context_length``): the
+    largest ``--ctx-size`` leanloop starts it with."""
 
 
 QWEN_CODER_05B = ModelPin(
@@ -82,6 +86,7 @@ QWEN_CODER_05B = ModelPin(
     ),
     size=491_400_064,
     sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+    context_length=32_768,
 )
 """Qwen2.5-Coder-0.5B-Instruct, Q4_K_M GGUF (the default)."""
 
@@ -98,6 +103,7 @@ QWEN_CODER_15B = ModelPin(
     ),
     size=1_117_320_768,
     sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+    context_length=32_768,
 )
 """Qwen2.5-Coder-1.5B-Instruct, Q4_K_M GGUF (general.file_type 15, architecture qwen2)."""
 
@@ -184,6 +190,30 @@ def is_verified(target: Path, pin: ModelPin = QWEN_CODER_05B) -> bool:
     return True
 
 
+def model_damage(target: Path) -> str | None:
+    """What is wrong with ``target`` compared with the stamp setup wrote, or ``None``.
+
+    Cheap on a healthy cache: the size and modification time are compared with the stamp
+    (``<file>.verified``: SHA-256, size, mtime) and the file is hashed only when the time
+    differs; a file that still hashes right gets a fresh stamp. A file without a readable
+    stamp was not set up by leanloop and is not checked.
+    """
+    try:
+        sha256, size_text, mtime_text = _stamp_path(target).read_text(encoding="utf-8").split()
+        size, mtime_ns = int(size_text), int(mtime_text)
+        stat = target.stat()
+    except (OSError, ValueError):
+        return None
+    if stat.st_size != size:
+        return f"it has {stat.st_size:,} bytes, setup checked {size:,}"
+    if stat.st_mtime_ns == mtime_ns:
+        return None
+    if _sha256(target) != sha256:
+        return "it changed since setup checked it: its sha256 differs"
+    _stamp_path(target).write_text(_stamp_line(sha256, target) + "\n", encoding="utf-8")
+    return None
+
+
 def _find_wheel(folder: Path, part: ModelPart) -> tuple[Path, ModelPart]:
     found = sorted(folder.glob(f"{part.wheel_prefix}*.whl"))
     if not found:
@@ -247,8 +277,12 @@ def _stamp_path(target: Path) -> Path:
 
 
 def _stamp_text(target: Path, pin: ModelPin) -> str:
+    return _stamp_line(pin.sha256, target)
+
+
+def _stamp_line(sha256: str, target: Path) -> str:
     stat = target.stat()
-    return f"{pin.sha256} {stat.st_size} {stat.st_mtime_ns}"
+    return f"{sha256} {stat.st_size} {stat.st_mtime_ns}"
 
 
 def _write_stamp(target: Path, pin: ModelPin) -> None:

@@ -5,8 +5,10 @@ Everything lives under one cache folder, ``$LEANLOOP_CACHE`` or ``~/.cache/leanl
     bin/llama-server                                    the server, built once from source
     models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf      the default model, from PyPI wheels
     models/<file>.gguf                                  other catalog models (``--model``)
+    models/<file>.gguf.verified                         the checked SHA-256, size and mtime
     run/<port>.pid                                      one PID file per running server
     run/<port>.log                                      that server's stdout and stderr
+    run/<port>.lock                                     held while a server starts or stops
     build/                                              the source build (removed once it worked)
 
 CI and the Robot suites rely on this layout; keep it stable.
@@ -23,6 +25,8 @@ __all__ = [
     "CACHE_ENV",
     "DEFAULT_CTX_SIZE",
     "DEFAULT_PORT",
+    "MAX_CTX_SIZE",
+    "MIN_CTX_SIZE",
     "MODEL_ALIAS",
     "MODEL_FILENAME",
     "CachePaths",
@@ -39,6 +43,11 @@ DEFAULT_PORT = 8765
 """Not 8080: that port is the default of llama.cpp and of half the web servers around."""
 DEFAULT_CTX_SIZE = 8192
 """Tokens; below 8,192 tool results crowd the window (the budget logic warns about it)."""
+MIN_CTX_SIZE = 256
+"""The smallest ``--ctx-size`` accepted: below it not even the system prompt fits."""
+MAX_CTX_SIZE = 131_072
+"""The largest ``--ctx-size`` for a model file the catalog does not know (catalog models
+are bounded by their trained context length, ``ModelPin.context_length``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +88,10 @@ class CachePaths:
     def pid_file(self, port: int) -> Path:
         """The PID file of the server on ``port``."""
         return self.run_dir / f"{port}.pid"
+
+    def lock_file(self, port: int) -> Path:
+        """The lock held while a server on ``port`` is started or stopped."""
+        return self.run_dir / f"{port}.lock"
 
     def log_file(self, port: int) -> Path:
         """The log file of the server on ``port``."""

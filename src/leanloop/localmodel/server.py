@@ -26,15 +26,27 @@ from typing import Any
 import httpx
 
 from leanloop.exceptions import LocalModelError
-from leanloop.localmodel.model import DEFAULT_MODEL, model_for_file
+from leanloop.localmodel.model import DEFAULT_MODEL, model_damage, model_for_file
 from leanloop.localmodel.paths import (
     DEFAULT_CTX_SIZE,
     DEFAULT_PORT,
+    MAX_CTX_SIZE,
+    MIN_CTX_SIZE,
     MODEL_ALIAS,
+    MODEL_FILENAME,
     CachePaths,
     cache_paths,
 )
-from leanloop.localmodel.pidfile import ServerRecord, live_record, process_alive, write_record
+from leanloop.localmodel.pidfile import (
+    ServerRecord,
+    live_record,
+    port_lock,
+    process_alive,
+    process_identity,
+    same_process,
+    valid_pid,
+    write_record,
+)
 
 __all__ = [
     "TEMPLATE_FILE",
@@ -53,6 +65,8 @@ logger = logging.getLogger(__name__)
 _PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
 # Resolved once here: the child calls it between fork and exec, where loading code is unsafe.
 _PRCTL: Any = ctypes.CDLL(None).prctl if sys.platform == "linux" else None
+_LOCK_WAIT = 180.0
+"""Seconds ``start``/``stop`` wait for another start or stop on the same port to finish."""
 
 TEMPLATE_FILE = Path(__file__).with_name("qwen_tools.jinja")
 """The chat template that makes the small Qwen model's tool calls parseable."""
@@ -84,8 +98,18 @@ class ServerOptions:
         if not 0 < self.port < 65536:
             msg = f"port must be between 1 and 65535, got {self.port}"
             raise LocalModelError(msg)
-        if self.ctx_size < 256:
-            msg = f"ctx-size must be at least 256 tokens, got {self.ctx_size}"
+        if self.ctx_size < MIN_CTX_SIZE:
+            msg = f"ctx-size must be at least {MIN_CTX_SIZE} tokens, got {self.ctx_size}"
+            raise LocalModelError(msg)
+        pin = model_for_file(self.model or MODEL_FILENAME)
+        limit = pin.context_length if pin is not None else MAX_CTX_SIZE
+        if self.ctx_size > limit:
+            what = (
+                f"{pin.name}'s trained context length"
+                if pin is not None
+                else "the limit for a model outside the catalog"
+            )
+            msg = f"ctx-size must be at most {limit} tokens ({what}), got {self.ctx_size}"
             raise LocalModelError(msg)
 
 
@@ -165,37 +189,72 @@ def start_server(
         The record written to the port's PID file.
 
     Raises:
-        LocalModelError: Not set up, the port is taken, or the server did not become
-            healthy in time (it is stopped again; the message names the log).
+        LocalModelError: Not set up, the binary cannot be run, the model file does not
+            match what setup checked, the port is taken (also by a concurrent start), or
+            the server did not become healthy in time (it is stopped again; the message
+            names the log).
     """
     opts = _merge(options, port=port, ctx_size=ctx_size)
     where = paths or cache_paths()
-    _refuse_busy_port(opts.port, where)
     cmd = server_command(opts, where)
-    for needed in (Path(cmd[0]), Path(cmd[2])):
+    _check_files(Path(cmd[0]), Path(cmd[2]))
+    # One start or stop per port at a time: a second start waits, then finds this one's
+    # server and is refused; it never spawns a server of its own that nothing records.
+    with port_lock(where.lock_file(opts.port), wait=_LOCK_WAIT):
+        _refuse_busy_port(opts.port, where)
+        return _spawn(cmd, opts, where)
+
+
+def _check_files(binary: Path, model: Path) -> None:
+    setup = f"leanloop local setup{_model_flag(str(model))}"
+    for needed in (binary, model):
         if not needed.is_file():
-            msg = f"{needed} is missing: run `leanloop local setup{_model_flag(cmd[2])}` first"
+            msg = f"{needed} is missing: run `{setup}` first"
             raise LocalModelError(msg)
+    if not os.access(binary, os.X_OK):
+        msg = f"{binary} is not executable: run `{setup}` again (or `chmod +x` it)"
+        raise LocalModelError(msg)
+    damage = model_damage(model)
+    if damage is not None:
+        msg = f"the model file {model} is damaged ({damage}): run `{setup}` again"
+        raise LocalModelError(msg)
+
+
+def _spawn(cmd: list[str], opts: ServerOptions, where: CachePaths) -> ServerRecord:
+    """Start ``cmd``, record it and wait until it is healthy (the caller holds the lock)."""
     log = where.log_file(opts.port)
-    log.parent.mkdir(parents=True, exist_ok=True)
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-            start_new_session=True,  # a Ctrl-C meant for the caller is not for the server
-            # Only a pre-resolved libc call runs in the child (no imports, no locks).
-            preexec_fn=None if opts.detached or _PRCTL is None else _die_with_parent,  # noqa: PLW1509
-        )  # fmt: skip
-    record = ServerRecord(
-        pid=proc.pid, port=opts.port, ctx_size=opts.ctx_size, model=cmd[2], log=str(log),
-        started=time.time(),
-    )  # fmt: skip
     try:
-        write_record(where.pid_file(opts.port), record)
+        log.parent.mkdir(parents=True, exist_ok=True)
+        out = log.open("wb")
+    except OSError as exc:
+        msg = f"cannot write the server log {log}: {exc.strerror or exc}"
+        raise LocalModelError(msg) from None
+    try:
+        with out:
+            proc = subprocess.Popen(
+                cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                start_new_session=True,  # a Ctrl-C meant for the caller is not for the server
+                # Only a pre-resolved libc call runs in the child (no imports, no locks).
+                preexec_fn=None if opts.detached or _PRCTL is None else _die_with_parent,  # noqa: PLW1509
+            )  # fmt: skip
+    except OSError as exc:
+        msg = f"cannot run {cmd[0]}: {exc.strerror or exc}; run `leanloop local setup` again"
+        raise LocalModelError(msg) from None
+    pid_file = where.pid_file(opts.port)
+    try:
+        # Popen returns after the exec, so /proc already shows the server's executable.
+        identity = process_identity(proc.pid)
+        record = ServerRecord(
+            pid=proc.pid, port=opts.port, ctx_size=opts.ctx_size, model=cmd[2], log=str(log),
+            started=time.time(), start_time=identity.start_time if identity else None,
+            executable=identity.executable if identity else None,
+        )  # fmt: skip
+        write_record(pid_file, record)
         _wait_healthy(proc, record, opts.health_timeout)
     except BaseException:  # Ctrl-C included: never leave a half-started server behind
         _terminate(proc.pid, grace=5.0)
         proc.wait()
-        where.pid_file(opts.port).unlink(missing_ok=True)
+        pid_file.unlink(missing_ok=True)  # ours: the lock kept every other writer out
         raise
     logger.info("llama-server ready on port %d (pid %d)", opts.port, proc.pid)
     return record
@@ -211,11 +270,12 @@ def stop_server(
     """
     where = paths or cache_paths()
     pid_file = where.pid_file(port)
-    record = live_record(pid_file, port)
-    if record is None:
-        return None
-    _terminate(record.pid, grace=grace)
-    pid_file.unlink(missing_ok=True)
+    with port_lock(where.lock_file(port), wait=_LOCK_WAIT):
+        record = live_record(pid_file, port)
+        if record is None:
+            return None
+        _terminate(record.pid, grace=grace, record=record)
+        pid_file.unlink(missing_ok=True)
     logger.info("stopped llama-server on port %d (pid %d)", port, record.pid)
     return record
 
@@ -223,7 +283,11 @@ def stop_server(
 def server_status(port: int = DEFAULT_PORT, *, paths: CachePaths | None = None) -> ServerStatus:
     """Whether a server runs on ``port``, with its model and window from ``GET /props``."""
     where = paths or cache_paths()
-    record = live_record(where.pid_file(port), port)
+    record = None
+    if where.pid_file(port).exists():
+        # Status never waits; it removes a stale PID file only when no start or stop runs.
+        with port_lock(where.lock_file(port), wait=None) as held:
+            record = live_record(where.pid_file(port), port, remove_stale=held)
     if record is None:
         note = (
             "the port is in use by a program leanloop did not start" if port_in_use(port) else None
@@ -314,11 +378,27 @@ def _wait_healthy(proc: subprocess.Popen[bytes], record: ServerRecord, timeout: 
     raise LocalModelError(msg)
 
 
-def _terminate(pid: int, *, grace: float) -> None:
-    """SIGTERM the server's process group, SIGKILL it when it outlives ``grace`` seconds."""
+def _terminate(pid: int, *, grace: float, record: ServerRecord | None = None) -> None:
+    """SIGTERM the server's process group, SIGKILL it when it outlives ``grace`` seconds.
+
+    With ``record``, the process must still be the recorded one before each signal (a
+    process that went away in between may have passed its PID on). Never signals PID 0,
+    1 or a negative PID, nor the caller's own process group.
+    """
+    if not valid_pid(pid):
+        msg = f"refusing to signal pid {pid}"
+        raise LocalModelError(msg)
     for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 5.0)):
+        if record is not None and not same_process(record):
+            return
         with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(pid, sig)  # the server leads its own session, so its group is its id
+            # The server leads its own session, so its group is its id; anything else
+            # (never the caller's own group) gets the signal alone.
+            group = os.getpgid(pid)
+            if group == pid and group != os.getpgrp():
+                os.killpg(group, sig)
+            else:
+                os.kill(pid, sig)
         deadline = time.monotonic() + wait
         while time.monotonic() < deadline:
             if not process_alive(pid):
