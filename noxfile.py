@@ -1,5 +1,5 @@
-"""Developer sessions: lint, typecheck, unit_tests, integration_tests, coverage_report, wheel,
-tests, pruning_real, and the benchmark sessions.
+"""Developer sessions: lint, typecheck, security_scan, dead_code, unit_tests,
+integration_tests, coverage_report, wheel, tests, pruning_real, and the benchmark sessions.
 
 Sessions run in the current interpreter (``./dev`` prepares ``.venv`` with everything
 installed), so the suite installs once and starts fast. ``nox -s tests`` runs every check,
@@ -18,6 +18,7 @@ import sys
 import tempfile
 import tomllib
 from pathlib import Path
+from typing import Any
 
 import nox
 
@@ -44,7 +45,15 @@ def _run(session: nox.Session, name: str, *cmd: str, env: dict[str, str] | None 
 
 
 def _lint(session: nox.Session) -> bool:
-    paths = ["src", "features", "robot", "benchmarks", "tools", "noxfile.py"]
+    paths = [
+        "src",
+        "features",
+        "robot",
+        "benchmarks",
+        "tools",
+        "noxfile.py",
+        "vulture_whitelist.py",
+    ]
     checked = _run(session, "ruff check", "ruff", "check", *paths)
     formatted = _run(session, "ruff format", "ruff", "format", "--check", *paths)
     # The layers contract in pyproject.toml: cli → localmodel → agent → loop → budget →
@@ -55,6 +64,101 @@ def _lint(session: nox.Session) -> bool:
 
 def _typecheck(session: nox.Session) -> bool:
     return _run(session, "mypy", "mypy", "--strict", "src")
+
+
+BANDIT_BASELINE = ROOT / ".bandit-baseline.json"
+"""The reviewed bandit findings (each one's reason is in ``[tool.bandit]``)."""
+
+
+def _security_scan(session: nox.Session, *, write_baseline: bool = False) -> bool:
+    """bandit over src/; fails on any finding the reviewed baseline does not hold.
+
+    bandit's own ``--baseline`` lets a file gain a second finding of a kind it already
+    has (it matches findings without counting them), so the counts are compared here:
+    per file, check and message, more findings than the baseline holds is a failure.
+    """
+    report = BUILD / "bandit.json"
+    report.parent.mkdir(parents=True, exist_ok=True)
+    report.unlink(missing_ok=True)
+    cmd = [sys.executable, "-m", "bandit", "-c", "pyproject.toml", "-r", "src", "-q"]
+    cmd += ["-f", "json", "-o", str(report)]
+    session.log(f"── bandit: {' '.join(cmd)}")
+    # Exit status 1 only means "found something": the report, read below, decides.
+    subprocess.call(cmd, cwd=ROOT)
+    try:
+        found = json.loads(report.read_text("utf-8"))
+    except (OSError, ValueError) as exc:
+        session.warn(f"bandit wrote no readable report ({exc})")
+        return False
+    if found.get("errors"):
+        session.warn(f"bandit could not scan: {found['errors']}")
+        return False
+    results = [_bandit_finding(r) for r in found.get("results", [])]
+    if write_baseline:
+        data = {"errors": [], "results": results}
+        BANDIT_BASELINE.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", "utf-8")
+        session.log(f"bandit: wrote {len(results)} finding(s) to {BANDIT_BASELINE.name}")
+        return True
+    try:
+        reviewed = json.loads(BANDIT_BASELINE.read_text("utf-8"))["results"]
+    except (OSError, ValueError, KeyError) as exc:
+        session.warn(f"bandit: no readable baseline {BANDIT_BASELINE.name} ({exc})")
+        return False
+    allowed = _bandit_counts(reviewed)
+    new = []
+    for finding in results:
+        key = _bandit_key(finding)
+        if allowed.get(key, 0) > 0:
+            allowed[key] -= 1
+        else:
+            new.append(finding)
+    for f in new:
+        session.warn(
+            f"bandit: new finding {f['test_id']} at {f['filename']}:{f['line_number']}: "
+            f"{f['issue_text']}\n{f['code']}"
+        )
+    if gone := sum(allowed.values()):
+        session.log(f"bandit: {gone} reviewed finding(s) are gone; refresh the baseline")
+    if not new:
+        session.log(f"bandit: {len(results)} finding(s), all reviewed in the baseline")
+    return not new
+
+
+_BANDIT_FIELDS = (
+    "code",
+    "col_offset",
+    "end_col_offset",
+    "filename",
+    "issue_confidence",
+    "issue_cwe",
+    "issue_severity",
+    "issue_text",
+    "line_number",
+    "line_range",
+    "test_id",
+    "test_name",
+)
+
+
+def _bandit_finding(result: dict[str, Any]) -> dict[str, Any]:
+    """A finding with the fields bandit's ``--baseline`` reads (no links, no metrics)."""
+    return {key: result[key] for key in _BANDIT_FIELDS if key in result}
+
+
+def _bandit_key(finding: dict[str, Any]) -> tuple[str, str, str]:
+    return finding["filename"], finding["test_id"], finding["issue_text"]
+
+
+def _bandit_counts(findings: list[dict[str, Any]]) -> dict[tuple[str, str, str], int]:
+    counts: dict[tuple[str, str, str], int] = {}
+    for finding in findings:
+        counts[_bandit_key(finding)] = counts.get(_bandit_key(finding), 0) + 1
+    return counts
+
+
+def _dead_code(session: nox.Session) -> bool:
+    # Paths and confidence come from [tool.vulture]; vulture_whitelist.py says why.
+    return _run(session, "vulture", sys.executable, "-m", "vulture")
 
 
 def _behave(session: nox.Session, *, coverage: bool, extra: tuple[str, ...] = ()) -> bool:
@@ -236,6 +340,20 @@ def typecheck(session: nox.Session) -> None:
 
 
 @nox.session
+def security_scan(session: nox.Session) -> None:
+    """bandit over src against the reviewed baseline (``-- --write-baseline`` rewrites it)."""
+    if not _security_scan(session, write_baseline="--write-baseline" in session.posargs):
+        session.error("security scan failed")
+
+
+@nox.session
+def dead_code(session: nox.Session) -> None:
+    """vulture over src with vulture_whitelist.py."""
+    if not _dead_code(session):
+        session.error("dead code found")
+
+
+@nox.session
 def unit_tests(session: nox.Session) -> None:
     """Behave over features/ (pass extra behave arguments after --)."""
     ok = _behave(session, coverage=False, extra=tuple(session.posargs))
@@ -279,10 +397,13 @@ def wheel(session: nox.Session) -> None:
 
 @nox.session
 def tests(session: nox.Session) -> None:
-    """Everything: lint, typecheck, Behave under coverage, coverage gate, wheel, Robot."""
+    """Everything: lint, typecheck, security scan, dead code, Behave under coverage,
+    coverage gate, wheel, Robot."""
     BUILD.mkdir(exist_ok=True)
     (BUILD / "robot" / "output.xml").unlink(missing_ok=True)
     gates = {"lint": _lint(session), "typecheck": _typecheck(session)}
+    gates["security_scan"] = _security_scan(session)
+    gates["dead_code"] = _dead_code(session)
     behave_ok = _behave(session, coverage=True)
     gates["coverage"] = _coverage_report(session)
     gates["wheel"] = _wheel(session)

@@ -271,7 +271,10 @@ def step_schema_descriptions(context: Context) -> None:
 def step_defaults_agree(context: Context) -> None:
     properties = _agent_properties()
     fields = {f.name: f for f in dataclasses.fields(AgentSpec)}
-    extra = set(fields) - set(properties) - {"name", "source", "location"}
+    # Fields set from other keys: tool_options from `tools` mappings, mcp_servers from the
+    # file's top level, sub_agents from `agent:` tools.
+    derived = {"name", "source", "location", "tool_options", "mcp_servers", "sub_agents"}
+    extra = set(fields) - set(properties) - derived
     assert not extra, f"AgentSpec fields the schema lacks: {extra}"
     assert set(properties) <= set(fields), set(properties) - set(fields)
     for key, prop in properties.items():

@@ -12,15 +12,15 @@ import contextlib
 import os
 import queue
 import threading
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from typing import Any, cast
 
 from langchain_core.callbacks import AsyncCallbackManagerForChainRun
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk
 from langchain_core.runnables import RunnableConfig, RunnableSerializable
-from langchain_core.tools import BaseTool
-from pydantic import ConfigDict
+from langchain_core.tools import BaseTool, StructuredTool
+from pydantic import ConfigDict, Field
 
 from leanloop.exceptions import SpecError, SpecIssue
 from leanloop.inputs import AgentInput, opening_messages
@@ -28,10 +28,12 @@ from leanloop.loop import AgentLoop, TextSink
 from leanloop.loop.prefetch import requested_paths
 from leanloop.loop.profiles import pick_profile
 from leanloop.models import build_chat_model
+from leanloop.report import summary_line
 from leanloop.spec import load_specs
-from leanloop.spec.types import AgentSpec
-from leanloop.tools.loader import build_tools
-from leanloop.tools.registry import ToolRegistry
+from leanloop.spec.types import AGENT_PREFIX, AgentSpec
+from leanloop.tools._notes import add_note
+from leanloop.tools.loader import build_tools_by_ref
+from leanloop.tools.registry import ToolPolicy, ToolRegistry
 from leanloop.tools.workspace import workspace_path_exists
 
 __all__ = ["LLMAgent", "load_agents"]
@@ -54,6 +56,8 @@ class LLMAgent(RunnableSerializable[AgentInput, AIMessage]):
     """The tools offered to the model."""
     pruning_model: BaseChatModel | None = None
     """The extraction model for tool-output pruning; ``None`` uses ``model``."""
+    tool_policies: dict[str, ToolPolicy] = Field(default_factory=dict)
+    """Per tool name: its own ``timeout`` and ``retries`` (the file's tool mappings)."""
 
     @classmethod
     def from_spec(
@@ -63,31 +67,56 @@ class LLMAgent(RunnableSerializable[AgentInput, AIMessage]):
         model: BaseChatModel | None = None,
         tools: list[BaseTool] | None = None,
         pruning_model: BaseChatModel | None = None,
+        extra_tools: Sequence[BaseTool] = (),
     ) -> LLMAgent:
         """Build the agent ``spec`` describes; ``model``/``tools``/``pruning_model`` override it.
+
+        ``extra_tools`` are added to the spec's tools (ignored when ``tools`` replaces them).
 
         Raises:
             SpecError: When the model or a tool cannot be built (located in the file).
         """
         built_model = model if model is not None else build_chat_model(spec.model)
-        built_tools = tools if tools is not None else _build_tools(spec)
+        policies: dict[str, ToolPolicy] = {}
+        if tools is not None:
+            built_tools = list(tools)
+        else:
+            built = _build_tools(spec, extra=extra_tools)
+            built_tools = [tool for _, tool in built]
+            policies = _policies(spec, built)
         pruning = pruning_model
         if pruning is None and spec.allow_tool_output_pruning and spec.pruning_model is not None:
             pruning = build_chat_model(spec.pruning_model)
         return cls(
-            spec=spec, model=built_model, tools=built_tools, pruning_model=pruning, name=spec.name
+            spec=spec,
+            model=built_model,
+            tools=built_tools,
+            pruning_model=pruning,
+            tool_policies=policies,
+            name=spec.name,
         )
 
     @classmethod
-    def from_file(cls, path: str | os.PathLike[str], name: str | None = None) -> LLMAgent:
+    def from_file(
+        cls,
+        path: str | os.PathLike[str],
+        name: str | None = None,
+        *,
+        tools: Sequence[BaseTool] = (),
+    ) -> LLMAgent:
         """Load ``path`` and build the agent called ``name`` (optional with one agent).
+
+        Args:
+            path: The agents file.
+            name: The agent; optional when the file declares one.
+            tools: Tool objects added to the tools the file lists (names must not clash).
 
         Raises:
             SpecError: When the file has problems, or ``name`` is missing or ambiguous.
         """
         # Only the chosen agent's problems stop it: a sibling's broken model or tool doesn't.
         specs = load_specs(path, only=name)
-        return cls.from_spec(_pick(specs, name, source=str(path)))
+        return cls.from_spec(_pick(specs, name, source=str(path)), extra_tools=tools)
 
     def _loop(self) -> AgentLoop:
         workspace = self.spec.workspace
@@ -95,6 +124,7 @@ class LLMAgent(RunnableSerializable[AgentInput, AIMessage]):
             self.tools,
             result_max_chars=self.spec.tool_result_max_chars,
             path_exists=workspace_path_exists(workspace) if workspace is not None else None,
+            policies=self.tool_policies,
         )
         return AgentLoop(
             spec=self.spec, model=self.model, registry=registry, pruning_model=self.pruning_model
@@ -113,12 +143,17 @@ class LLMAgent(RunnableSerializable[AgentInput, AIMessage]):
 
         One loop for every sync call keeps clients that cache an async HTTP connection per
         process (``langchain_openai`` does) usable across calls, and never blocks a loop the
-        caller may be running.
+        caller may be running. When the wait ends early (Ctrl-C raises ``KeyboardInterrupt``
+        in the caller's thread), the run on the background loop is cancelled with it.
         """
         future = asyncio.run_coroutine_threadsafe(
             self.ainvoke(input, config, **kwargs), _background_loop()
         )
-        return future.result()
+        try:
+            return future.result()
+        finally:
+            if not future.done():
+                future.cancel()  # the background task gets CancelledError at its next await
 
     def stream(
         self, input: AgentInput, config: RunnableConfig | None = None, **kwargs: Any
@@ -227,15 +262,21 @@ def load_agents(path: str | os.PathLike[str]) -> dict[str, LLMAgent]:
     return {name: LLMAgent.from_spec(spec) for name, spec in load_specs(path).items()}
 
 
-def _build_tools(spec: AgentSpec) -> list[BaseTool]:
+def _build_tools(spec: AgentSpec, *, extra: Sequence[BaseTool] = ()) -> list[tuple[str, BaseTool]]:
     from leanloop.exceptions import ToolError  # noqa: PLC0415
 
     try:
-        return build_tools(
+        agent_tools = {
+            f"{AGENT_PREFIX}{name}": _agent_tool(sub) for name, sub in spec.sub_agents.items()
+        }
+        return build_tools_by_ref(
             spec.tools,
             workspace=spec.workspace,
             path_hints=requested_paths,
             repair_paths=_repair_paths(spec),
+            mcp_servers=spec.mcp_servers,
+            extra=extra,
+            prebuilt=agent_tools,
         )
     except ToolError as exc:
         loc = spec.location
@@ -247,6 +288,37 @@ def _build_tools(spec: AgentSpec) -> list[BaseTool]:
             str(exc),
         )
         raise SpecError([issue]) from exc
+
+
+def _agent_tool(spec: AgentSpec) -> BaseTool:
+    """Another agent of the file as a tool: one ``task`` in, its answer out.
+
+    The sub-agent is an agent of its own (model, tools, budget, window); each call is a
+    run of it, whose summary line goes into the calling run's report as a note.
+    """
+    agent = LLMAgent.from_spec(spec)
+
+    async def run_agent(task: str) -> str:
+        message = await agent.ainvoke(task)
+        report = message.response_metadata.get("leanloop", {})
+        add_note(f"agent {spec.name}: {summary_line(report)}")
+        return message.text
+
+    description = spec.description or f"Ask the agent {spec.name!r} to do a task."
+    description += " Give the whole task in `task`; the answer comes back as text."
+    return StructuredTool.from_function(
+        coroutine=run_agent, name=spec.name, description=description
+    )
+
+
+def _policies(spec: AgentSpec, built: list[tuple[str, BaseTool]]) -> dict[str, ToolPolicy]:
+    """Each tool's own timeout and retries, from the ``tools`` entries written as mappings."""
+    options = {option.ref: option for option in spec.tool_options}
+    return {
+        tool.name: ToolPolicy(timeout=options[ref].timeout, retries=options[ref].retries)
+        for ref, tool in built
+        if ref in options
+    }
 
 
 def _repair_paths(spec: AgentSpec) -> bool:

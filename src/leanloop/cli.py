@@ -17,12 +17,15 @@ fast.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
+import os
 import sys
-from collections.abc import Mapping, Sequence
+import threading
+from collections.abc import Coroutine, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar, cast
 
 from leanloop.exceptions import LeanloopError, RunFailed, SpecError, SpecIssue
 from leanloop.report import ENDED_OTHERWISE, summary_line
@@ -34,6 +37,8 @@ if TYPE_CHECKING:
 __all__ = ["EXIT_BAD_INPUT", "EXIT_ENDED_OTHERWISE", "EXIT_FAILED", "EXIT_OK", "main"]
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_ENDED_OTHERWISE = 0, 1, 2, 3
+
+T = TypeVar("T")
 
 _EPILOG = """exit codes: 0 answered · 1 failed · 2 bad input · 3 ended otherwise (max_rounds,
 budget_exhausted, repeated_calls: the composed answer is printed) · 130 interrupted"""
@@ -54,6 +59,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         level=logging.WARNING, format="leanloop: %(levelname)s: %(message)s", force=True
     )
     logging.getLogger("leanloop").setLevel(logging.DEBUG if verbose else logging.WARNING)
+    _interrupt_said.clear()
     try:
         code: int = args.handler(args)
     except SpecError as exc:
@@ -66,9 +72,84 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_FAILED
     except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
+        _say_interrupted()
+        return EXIT_INTERRUPTED
     return code
+
+
+EXIT_INTERRUPTED = 130
+_INTERRUPT_GRACE_S = 2.0
+"""After Ctrl-C, how long a run may take to unwind before the process ends anyway."""
+_interrupt_said = threading.Event()
+
+
+def _say_interrupted() -> None:
+    """``interrupted`` on stderr, once (written to the descriptor: no lock to wait for)."""
+    if not _interrupt_said.is_set():
+        _interrupt_said.set()
+        with contextlib.suppress(OSError):
+            os.write(2, b"interrupted\n")
+
+
+def _exit_interrupted() -> NoReturn:
+    """End the process now with 130, whatever its threads are doing."""
+    _say_interrupted()
+    os._exit(EXIT_INTERRUPTED)
+
+
+def _run_interruptible(coro: Coroutine[Any, Any, T]) -> T:
+    """``asyncio.run(coro)``, where Ctrl-C always ends the process promptly.
+
+    The first Ctrl-C cancels the run's task (a sync tool's worker thread is abandoned, the
+    model request closed) and ``KeyboardInterrupt`` is raised here. Should the run not have
+    unwound ``_INTERRUPT_GRACE_S`` later (a tool holding the event loop, an executor thread
+    that never joins), the process ends with 130 anyway; a second Ctrl-C ends it at once,
+    also while the interpreter exits. Off the main thread (no signals there) this is
+    ``asyncio.run``.
+    """
+    import asyncio  # noqa: PLC0415 - asyncio alone costs ~0.1 s of `--help`
+    import signal  # noqa: PLC0415
+
+    if threading.current_thread() is not threading.main_thread():
+        return asyncio.run(coro)
+    unwound = threading.Event()
+    interrupts = 0
+    task: asyncio.Task[T] | None = None
+    loop: asyncio.AbstractEventLoop | None = None
+
+    def exit_unless_unwound() -> None:
+        if not unwound.wait(_INTERRUPT_GRACE_S):
+            _exit_interrupted()
+
+    def on_sigint(signum: int, frame: object) -> None:
+        nonlocal interrupts
+        interrupts += 1
+        if interrupts > 1:
+            _exit_interrupted()
+        threading.Thread(target=exit_unless_unwound, name="leanloop-interrupt", daemon=True).start()
+        if task is None or loop is None or task.done():
+            raise KeyboardInterrupt
+        loop.call_soon_threadsafe(task.cancel)
+
+    async def main() -> T:
+        nonlocal task
+        task = cast("asyncio.Task[T]", asyncio.current_task())
+        return await coro
+
+    previous = signal.signal(signal.SIGINT, on_sigint)
+    try:
+        with asyncio.Runner() as runner:
+            loop = runner.get_loop()
+            try:
+                return runner.run(main())
+            except asyncio.CancelledError:
+                if interrupts:
+                    raise KeyboardInterrupt from None
+                raise
+    finally:
+        unwound.set()
+        if not interrupts:  # after Ctrl-C, a second one still ends the process at once
+            signal.signal(signal.SIGINT, previous)
 
 
 class _VersionAction(argparse.Action):
@@ -248,13 +329,11 @@ def _schema(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    import asyncio  # noqa: PLC0415 - asyncio alone costs ~0.1 s of `--help`
-
     from leanloop.agent import LLMAgent  # noqa: PLC0415
 
     agent = LLMAgent.from_file(args.file, args.agent)
     try:
-        answer, report = asyncio.run(
+        answer, report = _run_interruptible(
             _stream(agent, args.question, show=not args.json, quiet=args.quiet)
         )
     except RunFailed as exc:

@@ -8,6 +8,7 @@ Every error leanloop raises on purpose derives from :class:`LeanloopError`::
     │   ├── ContextOverflowError   a provider's refusal for size, as parsed (``Overflow.to_error``)
     │   └── RunFailed             a run could not go on; carries the partial report
     ├── ToolError            a tool could not be built or loaded (never raised mid-run)
+    ├── TransientToolError   raised *by a tool* for a failure worth retrying (``retries``)
     └── LocalModelError      the embedded llama.cpp server could not be set up or run
 
 A tool that fails *during* a run never raises: its failure becomes a one-line
@@ -35,6 +36,7 @@ __all__ = [
     "SpecError",
     "SpecIssue",
     "ToolError",
+    "TransientToolError",
 ]
 
 
@@ -119,6 +121,15 @@ class RunFailed(ModelError):
 
 class ToolError(LeanloopError):
     """A tool could not be built or loaded from its configuration."""
+
+
+class TransientToolError(LeanloopError):
+    """Raised by a tool for a failure that may pass if the call is made again.
+
+    A tool with ``retries: N`` in the agents file is called again, with backoff, up to
+    ``N`` times after this error (any other error is not retried); the report counts the
+    retries. When the retries are spent, the last error is the result, as for any failure.
+    """
 
 
 class LocalModelError(LeanloopError):

@@ -54,6 +54,8 @@ class ToolCallRecord:
     """The id of the message that carried the result (shared by a text-mode turn)."""
     timed_out: bool = False
     """The call ran past the agent's ``tool_timeout`` and was given up (``ok`` is false)."""
+    retries: int = 0
+    """Times the call was made again after a transient error (the tool's ``retries``)."""
 
     @property
     def fate(self) -> str:

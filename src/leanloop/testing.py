@@ -31,8 +31,6 @@ from pydantic import ConfigDict, Field, PrivateAttr
 
 __all__ = ["RecordedRequest", "ScriptError", "ScriptedChatModel"]
 
-Reply = str | AIMessage | Mapping[str, Any] | Callable[[list[BaseMessage]], Any]
-
 
 class ScriptError(RuntimeError):
     """The script ran out of replies, or a reply asked to raise."""

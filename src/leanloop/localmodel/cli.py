@@ -179,7 +179,12 @@ def cmd_demo(args: argparse.Namespace) -> int:
         _out("")
         _out(format_report(result.report))
         _out("")
-        _out(f"demo finished in {result.seconds:.1f} s")
+        how = (
+            "started llama-server for it, then stopped it"
+            if result.started_server
+            else "used the llama-server already running"
+        )
+        _out(f"demo finished in {result.seconds:.1f} s ({how})")
         return 0
 
     return _guarded(action)

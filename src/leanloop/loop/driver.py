@@ -39,7 +39,7 @@ from leanloop.loop import prompts
 from leanloop.loop.guard import CallGuard, workspace_fingerprint
 from leanloop.loop.prefetch import request_naming
 from leanloop.loop.profiles import DEFAULT, PromptProfile, pick_profile
-from leanloop.loop.tool_round import CallResult, ToolRunner, make_pruner
+from leanloop.loop.tool_round import CallResult, ToolRunner, make_pruner, mark_results
 from leanloop.protocol import (
     HoldBack,
     ReadCalls,
@@ -57,7 +57,7 @@ from leanloop.report import RequestRecord, RunReport, StopReason
 from leanloop.spec.types import AgentSpec
 from leanloop.tools.registry import ToolRegistry
 
-__all__ = ["AgentLoop", "TextSink"]
+__all__ = ["AgentLoop", "CutStreamError", "TextSink"]
 
 _log = logging.getLogger(__name__)
 
@@ -67,6 +67,21 @@ TextSink = Callable[[str], Awaitable[None]]
 
 class _StillTooLarge(Exception):
     """The provider refused a request for its size again after one recovery."""
+
+
+class CutStreamError(RuntimeError):
+    """A streamed reply ended without the server saying it was finished.
+
+    The connection closed (or the server stopped sending) before the chunk that carries a
+    finish reason (OpenAI's ``finish_reason``, Ollama's ``done_reason``, Anthropic's
+    ``stop_reason``): what arrived is part of a reply, never an answer.
+    """
+
+
+_FINISH_KEYS = ("finish_reason", "done_reason", "stop_reason")
+"""The response metadata that says a streamed reply was finished, per provider."""
+_REPORTS_FINISH = frozenset({"BaseChatOpenAI", "ChatOllama", "ChatAnthropic"})
+"""Chat model classes whose streams always end with one of :data:`_FINISH_KEYS`."""
 
 
 @dataclass
@@ -88,6 +103,10 @@ class _Run:
     """Receives answer text as it streams (``astream``); ``None`` when not streaming."""
     streamed: str = ""
     """The text of the latest reply that was passed to ``on_text``."""
+    cut: bool = False
+    """The latest streamed reply was cut (its text was shown, the reply did not count)."""
+    replay: str = ""
+    """What a cut reply showed that the retry has not repeated yet."""
     profile: PromptProfile = DEFAULT
     guard: CallGuard = field(default_factory=CallGuard)
     question: str = ""
@@ -309,7 +328,7 @@ class AgentLoop:
 
     async def _send(self, run: _Run, prepared: Prepared, *, kind: str) -> AIMessage:
         """Send one request, recovering once from a refusal for size or for tools."""
-        attempt, recovered_size, flattened = prepared, False, False
+        attempt, recovered_size, flattened, recut = prepared, False, False, False
         while True:
             try:
                 reply = await self._invoke(run, attempt)
@@ -317,6 +336,10 @@ class AgentLoop:
                 raise
             except Exception as exc:
                 overflow = parse_overflow(exc)
+                if isinstance(exc, CutStreamError) and not recut:
+                    recut = True  # sent again once; a second cut fails the run
+                    self._note_cut(run, exc)
+                    continue
                 if overflow is not None:
                     if recovered_size:
                         raise _StillTooLarge from exc
@@ -338,6 +361,10 @@ class AgentLoop:
             retried = attempt is not prepared and kind == "step"
             self._record(run, attempt, reply, "retry" if retried else kind)
             return reply
+
+    def _note_cut(self, run: _Run, exc: CutStreamError) -> None:
+        run.report.events.append(f"step {run.step + 1}: {exc}; sent again")
+        _log.warning("%s; sending the request again", exc)
 
     def _failed(self, run: _Run, exc: BaseException) -> RunFailed:
         """The run's failure, with the partial report and a hint at the server."""
@@ -367,11 +394,17 @@ class AgentLoop:
         return self.spec.first_tool_choice == "required" and first
 
     async def _stream(self, run: _Run, model: Any, prepared: Prepared) -> AIMessage:
-        """Stream one reply, passing on text that cannot be the start of a tool call."""
+        """Stream one reply, passing on text that cannot be the start of a tool call.
+
+        Raises:
+            CutStreamError: When the stream of a model that always says how a reply ended
+                stops without saying so: the reply is incomplete, and nothing of it counts.
+        """
         hold = HoldBack(run.protocol.parameters)
         whole: AIMessageChunk | None = None
         complete: AIMessage | None = None
-        run.streamed = ""
+        # Text a cut attempt already showed is not shown twice when the retry repeats it.
+        run.replay, run.streamed = run.streamed if run.cut else "", ""
         async for item in model.astream(prepared.messages, config=run.config):
             if not isinstance(item, AIMessageChunk):
                 # A model without streaming support hands over the whole reply at once.
@@ -386,21 +419,45 @@ class AgentLoop:
         if complete is not None:
             reply = complete
         elif whole is not None:
+            if _is_cut(self.model, whole):
+                run.cut = True
+                raise CutStreamError(_cut_message(whole))
             reply = cast(AIMessage, message_chunk_to_message(whole))
         else:
+            if _is_cut(self.model, None):
+                run.cut = True
+                raise CutStreamError(_cut_message(None))
             reply = AIMessage(content="")
+        run.cut = False
         if not reply.tool_calls:
             read = run.protocol.read(reply)
             # The hold-back stops at anything that might start a call; when the finished
             # reply holds none after all (a ```json block of data), show the rest of it.
             rest = hold.flush() if read.calls or read.corrections else reply.text[hold.shown :]
             await self._show(run, rest)
+        if run.replay:  # the retry stopped short of what the cut attempt showed
+            run.streamed, run.replay = run.streamed + run.replay, ""
         return reply
 
     async def _show(self, run: _Run, text: str) -> None:
-        if text and run.on_text is not None:
-            run.streamed += text
-            await run.on_text(text)
+        if not text or run.on_text is None:
+            return
+        if run.replay:
+            # Sent again after a cut: the caller saw ``run.replay`` already. Text that
+            # repeats it is not shown again; text that differs starts on a new paragraph.
+            seen = min(len(text), len(run.replay))
+            if text[:seen] == run.replay[:seen]:
+                run.streamed += text[:seen]
+                run.replay, text = run.replay[seen:], text[seen:]
+                if not text:
+                    return
+            else:
+                matched = run.streamed  # the retry's text so far, the same as before
+                run.replay, run.streamed = "", ""
+                await run.on_text("\n\n")
+                text = matched + text
+        run.streamed += text
+        await run.on_text(text)
 
     async def _recover_size(self, run: _Run, attempt: Prepared, overflow: Any) -> Prepared:
         plan = run.budget.force_trim_plan(attempt, overflow)
@@ -548,6 +605,8 @@ def _result_messages(
     can say which results a later request trimmed.
     """
     messages = run.protocol.results(calls, [r.text for r in results], [r.ok for r in results])
+    # Pruned results are known by this mark, never by their text (tool output may forge it).
+    messages = mark_results(messages, results)
     records = [c for c in run.report.tool_calls if c.step == step]
     for index, message in enumerate(messages):
         message.id = f"leanloop-result-{step}-{index}"
@@ -646,6 +705,25 @@ def _flattened(prepared: Prepared) -> Prepared:
 
 def _tools_that_ran(run: _Run) -> str:
     return ", ".join(sorted({c.name for c in run.report.tool_calls})) or "none"
+
+
+def _is_cut(model: Any, whole: AIMessageChunk | None) -> bool:
+    """Whether a stream of ``model`` that added up to ``whole`` ended without a finish.
+
+    Only models whose streams always end with a finish reason are judged (an unknown model
+    may never report one); their stream is cut when no chunk carried a reason.
+    """
+    if not any(kind.__name__ in _REPORTS_FINISH for kind in type(model).__mro__):
+        return False
+    metadata = whole.response_metadata if whole is not None else {}
+    return not any(metadata.get(key) for key in _FINISH_KEYS)
+
+
+def _cut_message(whole: AIMessageChunk | None) -> str:
+    got = f"{len(whole.text)} characters" if whole is not None else "nothing"
+    if whole is not None and whole.tool_call_chunks:
+        got += " and part of a tool call"
+    return f"the streamed reply was cut off (after {got}, with no finish reason)"
 
 
 def _one_line(exc: BaseException) -> str:

@@ -184,9 +184,12 @@ class ToolRunner:
                 notes=[f"repeat of the call at step {repeat.step}; not run"],
             )
             return CallResult(call, repeat.reminder, ok=True, repeated=True), record
-        timeout = self.spec.tool_timeout
-        outcome = await self.registry.run(call["name"], args, time_limit=timeout)
+        outcome = await self.registry.run(call["name"], args, time_limit=self.spec.tool_timeout)
         if outcome.timed_out:
+            # The tool's own limit (tools: [{name, timeout}]) when it has one.
+            timeout = (
+                outcome.time_limit if outcome.time_limit is not None else self.spec.tool_timeout
+            )
             self.report.events.append(
                 f"step {step}: {outcome.name} timed out after {timeout:g} s; not retried"
             )
@@ -215,6 +218,7 @@ class ToolRunner:
             notes=[*outcome.notes, *([rerun.note] if rerun else [])],
             cut_from=cut_from,
             timed_out=outcome.timed_out,
+            retries=outcome.retries,
         )
         if self.guard is not None:
             self.guard.remember(

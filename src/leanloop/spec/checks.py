@@ -9,6 +9,7 @@ value of the right type that the schema did not already reject, so that one
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,7 +18,9 @@ from typing import Any
 from leanloop._imports import ImportPathError, import_object, is_import_path
 from leanloop.spec.issues import Problem, Reporter, did_you_mean
 from leanloop.spec.options import PORTABLE_OPTIONS, lift_options, not_accepted, option_keyword
+from leanloop.spec.types import AGENT_PREFIX
 from leanloop.spec.yamlsource import KeyPath
+from leanloop.tools.mcp import parse_mcp_ref
 from leanloop.tools.names import BUILTIN_TOOLS
 
 __all__ = ["resolve_workspace", "semantic_problems"]
@@ -38,6 +41,11 @@ class _Checker:
     rejected: set[KeyPath]
     """Paths the schema already reported: not judged twice."""
     models: Mapping[str, Any] = field(default_factory=dict)
+    mcp_servers: Mapping[str, Any] | None = None
+    """The file's ``mcp_servers`` (``None``: absent or rejected by the schema)."""
+    agents: Mapping[str, Any] = field(default_factory=dict)
+    calls: dict[str, list[tuple[str, KeyPath]]] = field(default_factory=dict)
+    """Per agent: the agents its ``agent:`` tools name, and where."""
     problems: list[Problem] = field(default_factory=list)
 
     def judges(self, path: KeyPath) -> bool:
@@ -68,11 +76,21 @@ def semantic_problems(
         checker.models = models
         for name, model in models.items():
             _check_model(checker, model, ("models", name))
+    servers = data.get("mcp_servers")
+    if "mcp_servers" not in data:
+        checker.mcp_servers = {}
+    elif isinstance(servers, Mapping) and checker.judges(("mcp_servers",)):
+        checker.mcp_servers = servers
+        for name, server in servers.items():
+            if isinstance(server, Mapping) and checker.judges(("mcp_servers", name)):
+                _check_mcp_server(checker, server, ("mcp_servers", name))
     agents = data.get("agents")
     if isinstance(agents, Mapping) and checker.judges(("agents",)):
+        checker.agents = agents
         for name, agent in agents.items():
             if isinstance(agent, Mapping) and checker.judges(("agents", name)):
                 _check_agent(checker, agent, ("agents", name))
+        _check_agent_cycles(checker)
     return checker.problems
 
 
@@ -173,9 +191,23 @@ def _check_tools(
     names: set[str] = set()
     builtins: list[tuple[int, str]] = []
     resolved = True
-    for index, tool in enumerate(tools):
+    for index, entry in enumerate(tools):
         where = (*path, "tools", index)
+        tool = entry
+        if isinstance(entry, Mapping) and checker.judges(where):
+            tool, where = entry.get("name"), (*where, "name")
         if not (isinstance(tool, str) and checker.judges(where)):
+            continue
+        if tool.startswith(AGENT_PREFIX):
+            name = _agent_tool_name(checker, tool, where)
+            resolved = resolved and name is not None
+            names.update([name] if name else [])
+            continue
+        if parse_mcp_ref(tool) is not None:
+            name = _mcp_tool_name(checker, tool, where)
+            # `mcp:server` stands for tools only the running server can name.
+            resolved = resolved and name is not None and name != ""
+            names.update([name] if name else [])
             continue
         if tool in BUILTIN_TOOLS:
             builtins.append((index, tool))
@@ -191,6 +223,83 @@ def _check_tools(
         where = (*path, "tools", builtins[0][0])
         checker.add(where, f"the built-in {which} {listed} {verb} a 'workspace' folder")
     return names, resolved
+
+
+def _agent_tool_name(checker: _Checker, tool: str, path: KeyPath) -> str | None:
+    """The tool name of ``agent:NAME`` (the agent's name), ``None`` after saying why not."""
+    name = tool[len(AGENT_PREFIX) :]
+    if name not in checker.agents:
+        hint = did_you_mean(name, checker.agents)
+        hint = hint or f" (the agents are {', '.join(map(repr, checker.agents))})"
+        checker.add(path, f"{tool!r} names no agent of this file{hint}")
+        return None
+    checker.calls.setdefault(str(path[1]), []).append((name, path))
+    return name
+
+
+def _check_agent_cycles(checker: _Checker) -> None:
+    """An agent may not reach itself through ``agent:`` tools: each cycle once, located."""
+    state: dict[str, str] = {}
+
+    def visit(agent: str, trail: list[str]) -> None:
+        state[agent] = "open"
+        for callee, where in checker.calls.get(agent, []):
+            if state.get(callee) == "open":
+                # The open agents are exactly the trail: the cycle is its tail.
+                shown = " -> ".join([*trail[trail.index(callee) :], callee])
+                checker.add(where, f"agent tools make a cycle: {shown}")
+            elif callee not in state:
+                visit(callee, [*trail, callee])
+        state[agent] = "done"
+
+    for agent in checker.calls:
+        if agent not in state:
+            visit(agent, [agent])
+
+
+def _check_mcp_server(checker: _Checker, server: Mapping[str, Any], path: KeyPath) -> None:
+    """A server is a program (``command``) or a URL (``url``), with options that fit it."""
+    if ("command" in server) == ("url" in server):
+        which = "both" if "command" in server else "neither"
+        message = f"an MCP server needs 'command' (stdio) or 'url' (HTTP), not {which}"
+        checker.add(path, message, at_key=True)
+        return
+    stdio = "command" in server
+    transport = server.get("transport")
+    if stdio and transport not in (None, "stdio"):
+        checker.add((*path, "transport"), f"a 'command' server talks stdio, not {transport!r}")
+    if not stdio and transport == "stdio":
+        message = "a 'url' server talks 'streamable_http' or 'sse', not 'stdio'"
+        checker.add((*path, "transport"), message)
+    for key in ("headers",) if stdio else ("args", "env", "cwd"):
+        if key in server:
+            kind = "'url'" if stdio else "'command'"
+            message = f"{key!r} is for a {kind} server"
+            checker.add((*path, key), message, at_key=True)
+
+
+def _mcp_tool_name(checker: _Checker, tool: str, path: KeyPath) -> str | None:
+    """The tool name of ``mcp:server/tool``, ``""`` for ``mcp:server``, ``None`` if wrong."""
+    server, name = parse_mcp_ref(tool) or ("", None)
+    if checker.mcp_servers is None:  # the schema already refused mcp_servers
+        return None
+    shown = checker.reporter.show(tool, path)
+    if not server or (name is not None and not _MCP_TOOL.fullmatch(name)):
+        message = f"{shown} is not 'mcp:server' or 'mcp:server/tool'"
+        checker.add(path, message)
+        return None
+    if server not in checker.mcp_servers:
+        declared = checker.mcp_servers
+        hint = did_you_mean(server, declared) if declared else ""
+        if not declared:
+            hint = " (this file declares no mcp_servers)"
+        hint = hint or f" (the declared servers are {', '.join(map(repr, declared))})"
+        checker.add(path, f"{shown} names no MCP server {server!r}{hint}")
+        return None
+    return name or ""
+
+
+_MCP_TOOL = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
 def _tool_name(checker: _Checker, tool: str, path: KeyPath) -> str | None:

@@ -28,8 +28,9 @@ from leanloop.spec.checks import resolve_workspace, semantic_problems
 from leanloop.spec.env import interpolate
 from leanloop.spec.issues import Problem, Reporter
 from leanloop.spec.schema import agent_defaults, agent_schema, schema_problems
-from leanloop.spec.types import AgentSpec, ModelSpec
+from leanloop.spec.types import AGENT_PREFIX, AgentSpec, McpServerSpec, ModelSpec, ToolOptions
 from leanloop.spec.yamlsource import KeyPath, Mark, parse_yaml
+from leanloop.tools.mcp import mcp_server_of
 
 __all__ = ["agent_schema", "load_specs", "load_specs_from_dict", "load_specs_from_text"]
 
@@ -200,7 +201,7 @@ def _validate_and_build(
     only: str | None = None,
 ) -> dict[str, AgentSpec]:
     resolved = interpolate(data, environ=os.environ if environ is None else environ)
-    reporter.secrets = resolved.secrets
+    reporter.secrets = resolved.secrets | _mcp_secret_paths(resolved.data)
     reporter.interpolated = resolved.interpolated
     _type_references(resolved.data, resolved.interpolated)
     problems += [Problem(path, message) for path, message in resolved.problems]
@@ -234,15 +235,30 @@ class _Builder:
         schema = _schema_defs()
         self.agent_types = _property_types(schema["agent"])
         self.model_types = _property_types(schema["modelFields"])
+        self.mcp_types = _property_types(schema["mcpServer"])
         self.models: dict[str, ModelSpec] = {}
+        self.mcp_servers: dict[str, McpServerSpec] = {}
 
     def agents(self, data: Mapping[str, Any], *, only: str | None = None) -> dict[str, AgentSpec]:
-        agents = data["agents"] if only is None else {only: data["agents"][only]}
-        used = None if only is None else _models_used(agents[only])
+        team = set(data["agents"]) if only is None else _agents_reached(data["agents"], only)
+        agents = {name: raw for name, raw in data["agents"].items() if name in team}
+        used = set().union(*(_models_used(agent) for agent in agents.values()))
         for name, raw in data.get("models", {}).items():
-            if used is None or name in used:
+            if only is None or name in used:
                 self.models[name] = self.model(raw, ("models", name), name=name)
-        return {name: self.agent(name, raw, ("agents", name)) for name, raw in agents.items()}
+        servers = set().union(*(_servers_used(agent) for agent in agents.values()))
+        for name, raw in data.get("mcp_servers", {}).items():
+            if name in servers:
+                self.mcp_servers[name] = self.mcp_server(name, raw, ("mcp_servers", name))
+        built: dict[str, AgentSpec] = {}
+
+        def build(name: str) -> AgentSpec:  # callees first; validated to have no cycles
+            if name not in built:
+                subs = {sub: build(sub) for sub in _agents_called(agents[name])}
+                built[name] = self.agent(name, agents[name], ("agents", name), subs)
+            return built[name]
+
+        return {name: build(name) for name in agents if only is None or name == only}
 
     def model(self, raw: Any, path: KeyPath, *, name: str | None = None) -> ModelSpec:
         if isinstance(raw, str):  # a reference, already checked to exist
@@ -260,8 +276,29 @@ class _Builder:
             **options,
         )
 
-    def agent(self, name: str, raw: Mapping[str, Any], path: KeyPath) -> AgentSpec:
+    def mcp_server(self, name: str, raw: Mapping[str, Any], path: KeyPath) -> McpServerSpec:
+        values = {key: _convert(v, self.mcp_types.get(key)) for key, v in raw.items()}
+        if "cwd" in values:
+            values["cwd"] = str(resolve_workspace(values["cwd"], self.base_dir))
+        values.setdefault("transport", "stdio" if "command" in raw else "streamable_http")
+        return McpServerSpec(name=name, location=self.reporter.location(path), **values)
+
+    def agent(
+        self,
+        name: str,
+        raw: Mapping[str, Any],
+        path: KeyPath,
+        sub_agents: Mapping[str, AgentSpec] | None = None,
+    ) -> AgentSpec:
         values = {**agent_defaults(), **raw}
+        entries = values.pop("tools")
+        refs = tuple(e if isinstance(e, str) else e["name"] for e in entries)
+        options = tuple(
+            ToolOptions(e["name"], _convert(e.get("timeout"), "number"), int(e.get("retries", 0)))
+            for e in entries
+            if isinstance(e, Mapping)
+        )
+        servers = _servers_used(raw)
         model = self.model(values.pop("model"), (*path, "model"))
         pruning_model = None
         if "pruning_model" in values:
@@ -275,10 +312,28 @@ class _Builder:
             model=model,
             pruning_model=pruning_model,
             workspace=workspace,
+            tools=refs,
+            tool_options=options,
+            mcp_servers={key: self.mcp_servers[key] for key in sorted(servers)},
+            sub_agents=dict(sub_agents or {}),
             source=self.file,
             location=self.reporter.location(path),
             **settings,
         )
+
+
+def _mcp_secret_paths(data: Mapping[str, Any]) -> set[KeyPath]:
+    """MCP servers' ``headers`` and ``env`` values: credentials, never shown in messages."""
+    servers = data.get("mcp_servers")
+    paths: set[KeyPath] = set()
+    if not isinstance(servers, Mapping):
+        return paths
+    for name, server in servers.items():
+        for key in ("headers", "env"):
+            values = server.get(key) if isinstance(server, Mapping) else None
+            if isinstance(values, Mapping):
+                paths.update(("mcp_servers", name, key, item) for item in values)
+    return paths
 
 
 def _problems_of(data: Mapping[str, Any], agent: str, problems: list[Problem]) -> list[Problem]:
@@ -286,12 +341,16 @@ def _problems_of(data: Mapping[str, Any], agent: str, problems: list[Problem]) -
     agents = data.get("agents")
     if not isinstance(agents, Mapping) or agent not in agents:
         return problems  # no such agent: every problem stands (the caller names the agent)
-    used = _models_used(agents[agent])
+    team = _agents_reached(agents, agent)  # it and the agents its agent: tools run
+    used = set().union(*(_models_used(agents[name]) for name in team))
+    servers = set().union(*(_servers_used(agents[name]) for name in team))
 
     def concerns(path: KeyPath) -> bool:
+        if len(path) >= 2 and path[0] == "mcp_servers":
+            return path[1] in servers
         if len(path) < 2 or path[0] not in ("agents", "models"):
             return True
-        return path[1] == agent if path[0] == "agents" else path[1] in used
+        return path[1] in team if path[0] == "agents" else path[1] in used
 
     return [problem for problem in problems if concerns(problem.path)]
 
@@ -300,6 +359,35 @@ def _models_used(agent: Any) -> set[str]:
     if not isinstance(agent, Mapping):
         return set()
     return {agent[k] for k in ("model", "pruning_model") if isinstance(agent.get(k), str)}
+
+
+def _agents_called(agent: Any) -> list[str]:
+    """The agents an agent's ``agent:NAME`` tools name, in order."""
+    tools = agent.get("tools") if isinstance(agent, Mapping) else None
+    refs = [t.get("name") if isinstance(t, Mapping) else t for t in tools or []]
+    prefix = len(AGENT_PREFIX)
+    return [ref[prefix:] for ref in refs if isinstance(ref, str) and ref.startswith(AGENT_PREFIX)]
+
+
+def _agents_reached(agents: Mapping[str, Any], start: str) -> set[str]:
+    """``start`` and every agent its ``agent:`` tools reach (cycles stop the walk)."""
+    reached, todo = set(), [start]
+    while todo:
+        name = todo.pop()
+        if name in reached or name not in agents:
+            continue
+        reached.add(name)
+        todo.extend(_agents_called(agents[name]))
+    return reached
+
+
+def _servers_used(agent: Any) -> set[str]:
+    """The ``mcp_servers`` entries the agent's ``mcp:`` tools name."""
+    tools = agent.get("tools") if isinstance(agent, Mapping) else None
+    if not isinstance(tools, list):
+        return set()
+    refs = [t.get("name") if isinstance(t, Mapping) else t for t in tools]
+    return {server for ref in refs if isinstance(ref, str) and (server := mcp_server_of(ref))}
 
 
 def _type_references(data: Any, paths: set[KeyPath]) -> None:
@@ -318,6 +406,10 @@ def _type_references(data: Any, paths: set[KeyPath]) -> None:
             json_type = agent_types.get(str(path[2]))
         elif len(path) == 4 and path[0] == "agents" and path[2] in ("model", "pruning_model"):
             json_type = model_types.get(str(path[3]))
+        elif len(path) == 5 and path[0] == "agents" and path[2] == "tools":
+            json_type = {"timeout": "number", "retries": "integer"}.get(str(path[4]))
+        elif len(path) == 3 and path[0] == "mcp_servers" and path[2] == "timeout":
+            json_type = "number"
         parent = _parent(data, path)
         if parent is None or json_type not in _READERS:
             continue
@@ -371,6 +463,8 @@ def _convert(value: Any, json_type: str | None) -> Any:
     # The schema's `integer` admits 20.0 and `number` admits 1; the specs are typed.
     if isinstance(value, list):
         return tuple(value)
+    if value is None:
+        return None
     if json_type == "integer":
         return int(value)
     if json_type == "number":

@@ -15,7 +15,19 @@ from typing import Any, Literal
 
 from leanloop.spec.options import PORTABLE_OPTIONS, lift_options
 
-__all__ = ["AgentSpec", "ModelSpec", "Provider", "SourceLocation", "ToolMode"]
+__all__ = [
+    "AGENT_PREFIX",
+    "AgentSpec",
+    "McpServerSpec",
+    "ModelSpec",
+    "Provider",
+    "SourceLocation",
+    "ToolMode",
+    "ToolOptions",
+]
+
+AGENT_PREFIX = "agent:"
+"""``tools: ["agent:researcher"]``: another agent of the same file, as a tool."""
 
 Provider = Literal["openai", "anthropic", "ollama", "openai-compatible"]
 ToolMode = Literal["auto", "native", "text"]
@@ -76,6 +88,44 @@ class ModelSpec:
             object.__setattr__(self, "kwargs", rest)
 
 
+@dataclass(frozen=True, slots=True)
+class ToolOptions:
+    """Per-tool settings of one ``tools`` entry written as a mapping.
+
+    ``tools: [{name: "pkg.mod:fn", timeout: 10, retries: 2}]``: the reference is also
+    listed in :attr:`AgentSpec.tools`; this only adds the settings.
+    """
+
+    ref: str
+    """The tool reference, as in ``AgentSpec.tools`` (a built-in name, an import path or
+    an ``mcp:server[/tool]`` reference)."""
+    timeout: float | None = None
+    """Seconds one call may take; ``None``: the agent's ``tool_timeout``."""
+    retries: int = 0
+    """Times a call is made again, with backoff, after a ``TransientToolError``."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class McpServerSpec:
+    """One entry of the file's ``mcp_servers``: how to reach an MCP server."""
+
+    name: str
+    command: str | None = None
+    """The program to start (stdio transport)."""
+    args: tuple[str, ...] = ()
+    env: Mapping[str, str] | None = field(default=None, repr=False)
+    """Environment of the started program (may hold secrets: kept out of repr)."""
+    cwd: str | None = None
+    url: str | None = None
+    """The server's URL (``streamable_http`` or ``sse`` transport)."""
+    transport: Literal["stdio", "streamable_http", "sse"] = "stdio"
+    headers: Mapping[str, str] = field(default_factory=dict, repr=False)
+    """HTTP headers (usually a secret: kept out of repr, never printed)."""
+    timeout: float = 30.0
+    """Seconds the server may take to start and list its tools."""
+    location: SourceLocation | None = None
+
+
 @dataclass(frozen=True, kw_only=True)
 class AgentSpec:
     """One validated agent: its model, tools, workspace and context policies."""
@@ -85,7 +135,15 @@ class AgentSpec:
     description: str = ""
     system_prompt: str | None = None
     tools: tuple[str, ...] = ()
-    """Built-in tool names (``read_file``, ``search``, ``list_files``) or import paths."""
+    """Built-in tool names (``read_file``, ``search``, ``list_files``), import paths, or
+    ``mcp:server`` / ``mcp:server/tool`` references (entries written as mappings are
+    listed here by their ``name``; their settings are in :attr:`tool_options`)."""
+    tool_options: tuple[ToolOptions, ...] = ()
+    """Per-tool ``timeout`` and ``retries`` of the ``tools`` entries written as mappings."""
+    mcp_servers: Mapping[str, McpServerSpec] = field(default_factory=dict)
+    """The file's MCP servers this agent's ``mcp:`` tools refer to."""
+    sub_agents: Mapping[str, AgentSpec] = field(default_factory=dict, repr=False)
+    """The agents this agent's ``agent:NAME`` tools run, by name (no cycles: validated)."""
     workspace: Path | None = None
     """Absolute path the workspace tools are confined to."""
     max_rounds: int = 20

@@ -141,13 +141,25 @@ class _Walker:
 
     def _build(self, node: Node, path: KeyPath) -> Any:
         if isinstance(node, ScalarNode):
-            return self.loader.construct_object(node, deep=True)
+            return self._scalar(node, path)
         if isinstance(node, SequenceNode) and node.tag == _SEQ_TAG:
             return [self._child(item, (*path, index)) for index, item in enumerate(node.value)]
         if isinstance(node, MappingNode) and node.tag == _MAP_TAG:
             return self._mapping(node, path)
         msg = f"unsupported YAML tag {_short_tag(node.tag)!r}"
         raise _ParseError(YamlProblem(path, Mark.of(node.start_mark), msg))
+
+    def _scalar(self, node: ScalarNode, path: KeyPath) -> Any:
+        try:
+            return self.loader.construct_object(node, deep=True)
+        except yaml.YAMLError:
+            raise  # located by the caller
+        except (ValueError, LookupError, AttributeError, TypeError, OverflowError):
+            # PyYAML's constructors for explicit tags trust the text (`!!int abc`,
+            # `!!bool maybe`, `!!timestamp ''`) and fail with plain Python errors.
+            shown = node.value if len(node.value) <= 40 else f"{node.value[:40]}…"
+            msg = f"{shown!r} is not a valid {_short_tag(node.tag)!r} value"
+            raise _ParseError(YamlProblem(path, Mark.of(node.start_mark), msg)) from None
 
     def _child(self, node: Node, path: KeyPath) -> Any:
         self.positions.values[path] = Mark.of(node.start_mark)

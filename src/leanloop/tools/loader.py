@@ -1,6 +1,7 @@
 """Turn tool references from a configuration into LangChain tools.
 
-A reference is a built-in name (``read_file``, ``search``, ``list_files``) or an import
+A reference is a built-in name (``read_file``, ``search``, ``list_files``), an MCP
+reference (``mcp:server`` or ``mcp:server/tool``, see :mod:`leanloop.tools.mcp`) or an import
 path ``package.module:name`` naming a ``BaseTool`` (or a ``BaseTool`` class that needs
 no arguments), a ``@tool`` function, or a plain typed callable, sync or async, which is
 wrapped with ``StructuredTool.from_function``. Every failure is a :class:`ToolError`
@@ -13,7 +14,7 @@ import difflib
 import inspect
 import logging
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,10 +22,11 @@ from langchain_core.tools import BaseTool, StructuredTool
 
 from leanloop._imports import ImportPathError, import_object, is_import_path
 from leanloop.exceptions import ToolError
+from leanloop.tools.mcp import McpServer, load_mcp_tools, parse_mcp_ref
 from leanloop.tools.names import BUILTIN_TOOLS
 from leanloop.tools.workspace import workspace_tools
 
-__all__ = ["build_tools", "load_tool"]
+__all__ = ["build_tools", "build_tools_by_ref", "load_tool"]
 
 _log = logging.getLogger(__name__)
 
@@ -64,7 +66,29 @@ def build_tools(
     workspace: Path | None,
     path_hints: Callable[[], Sequence[str]] | None = None,
     repair_paths: bool = False,
+    mcp_servers: Mapping[str, McpServer] | None = None,
 ) -> list[BaseTool]:
+    """Load every tool in ``refs``, in order (see :func:`build_tools_by_ref`)."""
+    built = build_tools_by_ref(
+        refs,
+        workspace=workspace,
+        path_hints=path_hints,
+        repair_paths=repair_paths,
+        mcp_servers=mcp_servers,
+    )
+    return [tool for _, tool in built]
+
+
+def build_tools_by_ref(
+    refs: Sequence[str],
+    *,
+    workspace: Path | None,
+    path_hints: Callable[[], Sequence[str]] | None = None,
+    repair_paths: bool = False,
+    mcp_servers: Mapping[str, McpServer] | None = None,
+    extra: Sequence[BaseTool] = (),
+    prebuilt: Mapping[str, BaseTool] | None = None,
+) -> list[tuple[str, BaseTool]]:
     """Load every tool in ``refs``, in order, and check that their names are unique.
 
     Args:
@@ -74,26 +98,43 @@ def build_tools(
             request (see :func:`leanloop.tools.workspace_tools`).
         repair_paths: For the built-in tools: read the one named path instead of a
             missing one (see :func:`leanloop.tools.workspace_tools`).
+        mcp_servers: The servers ``mcp:`` references name (each is started once to
+            list its tools, see :func:`leanloop.tools.mcp.load_mcp_tools`).
+        extra: Tool objects to add after those of ``refs`` (their reference is
+            ``<python>``).
+        prebuilt: Tools already made for some references (``agent:NAME`` tools, which
+            this layer cannot build); used as they are.
+
+    Returns:
+        Each tool with the reference it came from (an ``mcp:server`` reference gives
+        every tool of the server), in order.
 
     Raises:
         ToolError: A reference cannot be loaded, or two tools share a name.
     """
     builtins: dict[str, BaseTool] = {}
-    tools: list[BaseTool] = []
+    tools: list[tuple[str, BaseTool]] = []
     origin: dict[str, str] = {}
+    from_mcp = load_mcp_tools(refs, mcp_servers or {})
     for ref in refs:
-        if ref in BUILTIN_TOOLS:
+        if prebuilt and ref in prebuilt:
+            found = [_checked_name(prebuilt[ref], ref)]
+        elif ref in BUILTIN_TOOLS:
             if not builtins:
                 made = _builtin_tools(ref, workspace, path_hints, repair_paths)
                 builtins = {tool.name: tool for tool in made}
-            tool = builtins[ref]
+            found = [builtins[ref]]
+        elif parse_mcp_ref(ref) is not None:
+            found = [_checked_name(tool, ref) for tool in from_mcp[ref]]
         else:
-            tool = _imported_tool(ref)
+            found = [_imported_tool(ref)]
+        tools.extend((ref, tool) for tool in found)
+    tools.extend(("<python>", tool) for tool in extra)
+    for ref, tool in tools:
         if tool.name in origin:
             msg = f'two tools are named "{tool.name}" ({origin[tool.name]!r} and {ref!r})'
             raise ToolError(msg)
         origin[tool.name] = ref
-        tools.append(tool)
     return tools
 
 
@@ -119,7 +160,10 @@ def _imported_tool(ref: str) -> BaseTool:
     except ImportPathError as exc:
         msg = f"tool {ref!r}: {exc}"
         raise ToolError(msg) from exc
-    tool = _as_tool(obj, ref)
+    return _checked_name(_as_tool(obj, ref), ref)
+
+
+def _checked_name(tool: BaseTool, ref: str) -> BaseTool:
     if not _TOOL_NAME.fullmatch(tool.name):
         msg = f"tool {ref!r} is named {tool.name!r}; use 1-64 letters, digits, '_' or '-'"
         raise ToolError(msg)

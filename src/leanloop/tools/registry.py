@@ -12,8 +12,14 @@ model sends and whatever the tool does, :meth:`ToolRegistry.run` returns a
 - values of the wrong type with one sensible reading (``"20"``): coerced, and said so;
 - missing or mistyped arguments: one line saying what to send;
 - a tool that raises: ``error: <message>``; a ``None`` result: ``""``;
-- a call that takes longer than its ``time_limit``: ``error: <tool> timed out after N s;
-  not retried`` (an async tool is cancelled; a sync one is left to finish on its own);
+- a call that takes longer than its ``time_limit`` (the tool's own ``timeout`` when its
+  :class:`ToolPolicy` sets one): ``error: <tool> timed out after N s; not retried`` (an
+  async tool is cancelled; a sync one is left to finish on its own);
+- a tool that raises :class:`~leanloop.exceptions.TransientToolError` is called again,
+  with exponential backoff (``tenacity``), up to its policy's ``retries`` times; the
+  outcome counts the retries;
+- a list of LangChain content blocks (what MCP tools return): the text blocks as text,
+  an image, file or other block as one ``[image: image/png, 1,234 bytes]`` line;
 - any other result: text (JSON for lists, dicts and numbers); a result that cannot
   become text (``10**5000``, a ``__str__`` that raises) is an ``error:`` line too;
 - every text: cleaned (:func:`clean_text`: no lone surrogates or control characters, which
@@ -41,8 +47,15 @@ from langchain_core.messages import BaseMessage
 from langchain_core.tools import BaseTool, ToolException
 from pydantic import BaseModel
 from pydantic_core import to_jsonable_python
+from tenacity import (
+    AsyncRetrying,
+    RetryCallState,
+    retry_if_exception_type,
+    stop_after_attempt,
+    wait_exponential,
+)
 
-from leanloop.exceptions import ToolError
+from leanloop.exceptions import ToolError, TransientToolError
 from leanloop.textcap import cap_text
 from leanloop.tools._arguments import (
     ArgumentCheck,
@@ -54,7 +67,7 @@ from leanloop.tools._notes import collecting
 from leanloop.tools._worker import blocks_in_executor, in_worker
 from leanloop.tools.repair import close_tool_names, format_call, repair_call
 
-__all__ = ["DEFAULT_RESULT_MAX_CHARS", "ToolOutcome", "ToolRegistry", "clean_text"]
+__all__ = ["DEFAULT_RESULT_MAX_CHARS", "ToolOutcome", "ToolPolicy", "ToolRegistry", "clean_text"]
 
 _log = logging.getLogger(__name__)
 
@@ -69,6 +82,25 @@ _MAX_LISTING_CHARS = 700
 _NOT_TEXT = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
 """Control characters but tab and newline, and lone surrogates (no UTF-8 for them)."""
 _REPLACEMENT = "\ufffd"
+_BACKOFF_FIRST_S = 0.2
+"""The wait before the first retry; it doubles for each further one …"""
+_BACKOFF_MAX_S = 5.0
+"""… up to this."""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolPolicy:
+    """How one tool is run: its own time limit and how often a transient failure is retried.
+
+    Attributes:
+        timeout: Seconds one call (each attempt) may take; ``None``: the ``time_limit``
+            :meth:`ToolRegistry.run` is given (the agent's ``tool_timeout``).
+        retries: Times a call is made again after the tool raises
+            :class:`~leanloop.exceptions.TransientToolError`.
+    """
+
+    timeout: float | None = None
+    retries: int = 0
 
 
 @dataclass(frozen=True)
@@ -93,6 +125,8 @@ class ToolOutcome:
             path replaced by the one the request names.
         timed_out: The call took longer than the ``time_limit`` it was run with and was
             given up (``ok`` is ``False``).
+        retries: Times the call was made again after a transient error.
+        time_limit: The time limit the call ran under (the tool's own, else the one given).
     """
 
     name: str
@@ -104,6 +138,8 @@ class ToolOutcome:
     repaired_from: str | None = None
     repaired: bool = False
     timed_out: bool = False
+    retries: int = 0
+    time_limit: float | None = None
 
 
 class _TimedOut(Exception):
@@ -122,6 +158,8 @@ class _Draft:
     told: list[str] = field(default_factory=list)
     """Notes the tool wrote into its own result; only recorded."""
     dropped: tuple[str, ...] = ()
+    retries: int = 0
+    time_limit: float | None = None
 
 
 class ToolRegistry:
@@ -133,6 +171,7 @@ class ToolRegistry:
         *,
         result_max_chars: int = DEFAULT_RESULT_MAX_CHARS,
         path_exists: Callable[[str], bool] | None = None,
+        policies: Mapping[str, ToolPolicy] | None = None,
     ) -> None:
         """Hold ``tools`` and cap each result at ``result_max_chars``.
 
@@ -142,6 +181,8 @@ class ToolRegistry:
             path_exists: Says whether a path exists in the agent's workspace (see
                 :func:`leanloop.tools.workspace_path_exists`); lets an unknown tool name
                 that is a file (``README.md``) be read with ``read_file``.
+            policies: Per tool name: its own time limit and retries (see
+                :class:`ToolPolicy`); tools not named run with the defaults.
 
         Raises:
             ToolError: Two tools share a name.
@@ -160,6 +201,7 @@ class ToolRegistry:
             self._tools[tool.name] = tool
         self.result_max_chars = result_max_chars
         self.path_exists = path_exists
+        self.policies: dict[str, ToolPolicy] = dict(policies or {})
 
     @property
     def tools(self) -> tuple[BaseTool, ...]:
@@ -191,9 +233,10 @@ class ToolRegistry:
         Args:
             name: The tool name the model used.
             args: The arguments the model sent (a JSON object as text is read too).
-            time_limit: Seconds the tool may take (``None``: no limit). A call that takes
-                longer is given up: an async tool is cancelled, a sync one is abandoned
-                in its worker thread; the outcome says ``timed out after N s``.
+            time_limit: Seconds the tool may take (``None``: no limit), unless the tool's
+                :class:`ToolPolicy` sets its own. A call that takes longer is given up:
+                an async tool is cancelled, a sync one is abandoned in its worker thread;
+                the outcome says ``timed out after N s``.
 
         Returns:
             The outcome; ``outcome.text`` goes to the model as the tool result.
@@ -213,9 +256,13 @@ class ToolRegistry:
         draft.shown.extend(check.notes)
         if check.problem is not None:
             return self._finish(draft, f"error: {check.problem}", ok=False, ran=False)
+        policy = self.policies.get(tool.name, _DEFAULT_POLICY)
+        if policy.timeout is not None:
+            time_limit = policy.timeout
+        draft.time_limit = time_limit
         with collecting() as told:
             try:
-                result = await _bounded(_invoke(tool, check.args), time_limit)
+                result = await self._attempts(tool, check.args, policy, time_limit, draft)
             except _TimedOut:
                 draft.told.extend(told)
                 return self._timed_out(draft, tool.name, time_limit)
@@ -229,6 +276,40 @@ class ToolRegistry:
             problem = f"{tool.name} returned a result that cannot be shown as text"
             return self._finish(draft, f"error: {problem} ({_failure(tool.name, exc)})", ok=False)
         return self._finish(draft, text, ok=True)
+
+    async def _attempts(
+        self,
+        tool: BaseTool,
+        args: dict[str, Any],
+        policy: ToolPolicy,
+        time_limit: float | None,
+        draft: _Draft,
+    ) -> Any:
+        """Call ``tool``, again after a transient error while retries are left.
+
+        Each attempt has the whole ``time_limit``; a timeout is not retried.
+        """
+        if policy.retries <= 0:
+            return await _bounded(_invoke(tool, args), time_limit)
+
+        def note_retry(state: RetryCallState) -> None:
+            draft.retries = state.attempt_number
+            exc = state.outcome.exception() if state.outcome is not None else None
+            line = _one_line(exc) if isinstance(exc, Exception) else "a transient error"
+            _log.info("tool %s: transient error (%s); retry %d", tool.name, line, draft.retries)
+
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(policy.retries + 1),
+            wait=wait_exponential(multiplier=_BACKOFF_FIRST_S, max=_BACKOFF_MAX_S),
+            retry=retry_if_exception_type(TransientToolError),
+            before_sleep=note_retry,
+            reraise=True,
+        )
+
+        async def attempt() -> Any:
+            return await _bounded(_invoke(tool, args), time_limit)
+
+        return await retrying(attempt)
 
     def _timed_out(self, draft: _Draft, tool: str, limit: float | None) -> ToolOutcome:
         seconds = f"{limit:g} s" if limit is not None else "its time limit"
@@ -282,13 +363,16 @@ class ToolRegistry:
             shown.insert(0, f'unknown tool "{original}": {verb} {call} instead')
         if draft.dropped:
             shown.append(f"ignored unknown arguments: {', '.join(draft.dropped)}")
+        retried = []
+        if draft.retries:
+            retried.append(f"retried {_count(draft.retries, 'time')} after transient errors")
         # Names and values the model wrote are echoed too: clean them with the result.
         shown = [clean_text(note) for note in shown]
         brackets = [f"[{note}]" for note in shown]
         body, replaced = _clean(body)
         # Before a result (seen first); after a one-line error (keeps "error:" first).
         full = "\n".join([*brackets, body]).rstrip("\n") if ok else " ".join([body, *brackets])
-        notes = [*shown, *(clean_text(note) for note in draft.told)]
+        notes = [*shown, *retried, *(clean_text(note) for note in draft.told)]
         if replaced:  # a note for the report only: nothing about the call was mended
             notes.append(f"replaced {_count(replaced, 'character')} that are not text")
         text = cap_text(full, self.result_max_chars)
@@ -305,7 +389,12 @@ class ToolRegistry:
             repaired_from=draft.repaired_from,
             repaired=ran and bool(draft.repaired_from or shown or draft.told or draft.dropped),
             timed_out=timed_out,
+            retries=draft.retries,
+            time_limit=draft.time_limit,
         )
+
+
+_DEFAULT_POLICY = ToolPolicy()
 
 
 def clean_text(text: str) -> str:
@@ -439,6 +528,8 @@ def _to_text(result: Any) -> str:
         return _to_text(result.content)
     if isinstance(result, BaseModel):
         return result.model_dump_json()
+    if isinstance(result, list | tuple) and result and all(map(_is_block, result)):
+        return "\n".join(_block_text(block) for block in result)
     if isinstance(result, bytes):
         return result.decode("utf-8", errors="replace")
     if isinstance(result, dict | list | tuple | int | float | bool):
@@ -447,3 +538,35 @@ def _to_text(result: Any) -> str:
         except (TypeError, ValueError):  # circular structures and the like
             return str(result)
     return str(result)
+
+
+_BLOCK_TYPES = frozenset(
+    {"text", "image", "file", "audio", "video", "resource", "resource_link", "text-plain"}
+)
+
+
+def _is_block(item: Any) -> bool:
+    """A content block (``{"type": "text", "text": ...}``, an image …) or a plain string."""
+    if isinstance(item, str):
+        return True
+    if not (isinstance(item, Mapping) and item.get("type") in _BLOCK_TYPES):
+        return False
+    return item["type"] != "text" or isinstance(item.get("text"), str)
+
+
+def _block_text(block: str | Mapping[str, Any]) -> str:
+    """A text block's text; any other block summarised in one line (its data left out)."""
+    if isinstance(block, str):
+        return block
+    if block["type"] in ("text", "text-plain") and isinstance(block.get("text"), str):
+        return str(block["text"])
+    kind = "resource" if block["type"] == "resource_link" else str(block["type"])
+    parts = [str(block.get("mime_type") or block.get("mimeType") or "")]
+    where = block.get("url") or block.get("uri") or block.get("file_id") or block.get("id")
+    data = block.get("base64") or block.get("data")
+    if isinstance(data, str) and data:
+        parts.append(f"{len(data) * 3 // 4:,} bytes")
+    elif where and not str(where).startswith("lc_"):
+        parts.append(str(where))
+    details = ", ".join(part for part in parts if part)
+    return f"[{kind}: {details}]" if details else f"[{kind}]"

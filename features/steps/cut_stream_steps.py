@@ -1,0 +1,269 @@
+"""Steps for cut_streams.feature: a real ChatOpenAI against a server that cuts streams."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+from behave import given, then, when
+from behave.runner import Context
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import ChatResult
+
+from leanloop import LLMAgent
+from leanloop.exceptions import RunFailed
+
+
+class _CutServer:
+    """Streams each planned reply; a ``cut`` reply closes before its finish and ``[DONE]``."""
+
+    def __init__(self, plan: list[tuple[str, str]]) -> None:
+        self.plan = plan
+        self.requests = 0
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
+        self._httpd.daemon_threads = True
+        threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        ).start()
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
+
+    def stop(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+    def events(self) -> Iterator[tuple[bytes, bool]]:
+        """The SSE lines of the next reply, and whether to stop before the finish."""
+        index = self.requests
+        self.requests += 1
+        fault, text = self.plan[min(index, len(self.plan) - 1)]
+        base = {"id": f"c{index}", "object": "chat.completion.chunk", "created": 0, "model": "m"}
+
+        def line(delta: dict[str, Any], finish: str | None = None) -> tuple[bytes, bool]:
+            body = {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+            return f"data: {json.dumps(body)}\n\n".encode(), False
+
+        yield line({"role": "assistant", "content": ""})
+        if fault == "cut-call":
+            call = {"index": 0, "id": "call_1", "type": "function",
+                    "function": {"name": "read_file", "arguments": '{"pa'}}  # fmt: skip
+            yield line({"tool_calls": [call]})
+            return
+        for start in range(0, len(text), 5):
+            yield line({"content": text[start : start + 5]})
+        if fault == "cut":
+            return
+        yield line({}, "stop")
+        yield b"data: [DONE]\n\n", False
+
+
+def _handler(server: _CutServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: Any) -> None:
+            """Quiet."""
+
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Connection", "close")
+            self.end_headers()
+            self.close_connection = True
+            for data, _ in server.events():
+                self.wfile.write(data)
+                self.wfile.flush()
+
+    return Handler
+
+
+def _agents_file(context: Context, base_url: str) -> Path:
+    (context.tmp / "workspace").mkdir(exist_ok=True)
+    path = context.tmp / "agents.yaml"
+    path.write_text(
+        "version: 1\n"
+        "models:\n"
+        "  m:\n"
+        "    provider: openai-compatible\n"
+        "    model: m\n"
+        f"    base_url: {base_url}\n"
+        "    api_key: none\n"
+        "    timeout: 5\n"
+        "    context_window: 8192\n"
+        "    kwargs: {max_retries: 0}\n"
+        "agents:\n"
+        "  a:\n"
+        "    model: m\n"
+        "    system_prompt: Answer.\n"
+        "    tools: [read_file]\n"
+        "    workspace: ./workspace\n"
+        "    max_rounds: 3\n",
+        encoding="utf-8",
+    )
+    return path
+
+
+@given("a cut-stream server that replies:")
+def given_server(context: Context) -> None:
+    assert context.table is not None
+    plan = [(row["fault"], row["text"]) for row in context.table]
+    server = _CutServer(plan)
+    context.cleanups.append(server.stop)
+    context.cut_server = server
+    context.cut_agent = LLMAgent.from_file(_agents_file(context, server.base_url))
+
+
+@given('a cut-stream agent on a streaming test model that answers "{text}"')
+def given_fake_model(context: Context, text: str) -> None:
+    spec_agent = LLMAgent.from_file(_agents_file(context, "http://127.0.0.1:9/v1"))
+    model = GenericFakeChatModel(messages=iter([AIMessage(content=text)]))
+    context.cut_agent = LLMAgent.from_spec(spec_agent.spec, model=model, tools=[])
+
+
+class _WaitingModel(BaseChatModel):
+    """Waits forever for its reply; says when the request started and when it was cancelled."""
+
+    started: Any
+    cancelled: Any
+
+    @property
+    def _llm_type(self) -> str:
+        return "waiting"
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        raise NotImplementedError
+
+    async def _agenerate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        self.started.set()
+        try:
+            await asyncio.sleep(3600)
+        except asyncio.CancelledError:
+            self.cancelled.set()
+            raise
+        raise AssertionError("unreachable")
+
+
+_WaitingModel.model_rebuild()
+
+
+@given("a cut-stream agent whose model waits forever")
+def given_waiting_model(context: Context) -> None:
+    spec_agent = LLMAgent.from_file(_agents_file(context, "http://127.0.0.1:9/v1"))
+    context.waiting = _WaitingModel(started=threading.Event(), cancelled=threading.Event())
+    context.cut_agent = LLMAgent.from_spec(spec_agent.spec, model=context.waiting, tools=[])
+
+
+@when('the cut-stream agent is asked "{question}" through astream')
+def when_astream(context: Context, question: str) -> None:
+    shown: list[str] = []
+    context.cut_answer = None
+    context.cut_failure = None
+
+    async def run() -> None:
+        async for chunk in context.cut_agent.astream(question):
+            shown.append(chunk.text)
+            if "leanloop" in chunk.response_metadata:
+                context.cut_report = chunk.response_metadata["leanloop"]
+
+    try:
+        asyncio.run(run())
+    except RunFailed as exc:
+        context.cut_failure = exc
+    context.cut_shown = "".join(shown)
+
+
+@when("Ctrl-C reaches the caller's thread while invoke waits for the model")
+def when_ctrl_c(context: Context) -> None:
+    waiting = context.waiting
+    main = threading.main_thread().ident
+    assert main is not None and threading.current_thread() is threading.main_thread()
+
+    def interrupt() -> None:
+        if waiting.started.wait(10):
+            time.sleep(0.1)
+            signal.pthread_kill(main, signal.SIGINT)
+
+    threading.Thread(target=interrupt, daemon=True).start()
+    context.interrupted = False
+    try:
+        context.cut_agent.invoke("Anything?")
+    except KeyboardInterrupt:
+        context.interrupted = True
+        context.interrupted_at = time.monotonic()
+
+
+@then('the cut-stream run answered "{text}"')
+def then_answered(context: Context, text: str) -> None:
+    assert context.cut_failure is None, f"the run failed: {context.cut_failure}"
+    assert context.cut_report["stop_reason"] == "answer", context.cut_report["stop_reason"]
+    assert context.cut_shown.strip() == text, repr(context.cut_shown)
+
+
+@then('the cut-stream text shown was exactly "{text}"')
+def then_shown(context: Context, text: str) -> None:
+    assert context.cut_shown == text, repr(context.cut_shown)
+
+
+@then("the cut-stream server saw {count:d} requests")
+def then_requests(context: Context, count: int) -> None:
+    assert context.cut_server.requests == count, context.cut_server.requests
+
+
+@then('the cut-stream report has an event mentioning "{text}"')
+def then_event(context: Context, text: str) -> None:
+    events = context.cut_report["events"]
+    assert any(text in e for e in events), events
+
+
+@then('the cut-stream run failed with an error mentioning "{text}"')
+def then_failed(context: Context, text: str) -> None:
+    failure = context.cut_failure
+    assert failure is not None, f"the run answered: {context.cut_shown!r}"
+    assert text in str(failure), str(failure)
+
+
+@then('the cut-stream failure report has stop_reason "{reason}"')
+def then_failure_reason(context: Context, reason: str) -> None:
+    report = context.cut_failure.report
+    assert report.stop_reason == reason, report.stop_reason
+    assert "cut off" in (report.error or ""), report.error
+
+
+@then("the cut-stream failure report has no tool calls")
+def then_no_calls(context: Context) -> None:
+    assert not context.cut_failure.report.tool_calls, context.cut_failure.report.tool_calls
+
+
+@then("invoke raised KeyboardInterrupt")
+def then_interrupted(context: Context) -> None:
+    assert context.interrupted, "invoke returned without KeyboardInterrupt"
+
+
+@then("the model's request was cancelled on the background loop within {seconds:d} s")
+def then_cancelled(context: Context, seconds: int) -> None:
+    assert context.waiting.cancelled.wait(seconds), "the run still goes on the background loop"
