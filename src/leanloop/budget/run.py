@@ -26,10 +26,9 @@ from leanloop.budget import (
     Window,
     default_resolver,
     estimator_for,
-    fit_messages,
-    is_trimmed,
     small_window_warning,
 )
+from leanloop.budget.fit import RunFitter
 from leanloop.budget.tokens import is_answer_turn
 from leanloop.report import RunReport
 from leanloop.spec.types import AgentSpec, ModelSpec
@@ -126,8 +125,10 @@ class RunBudget:
         self.config = config
         self._warned = False
         self._trimmed: set[int] = set()
-        self._last: tuple[list[BaseMessage], list[BaseMessage]] | None = None
-        """The history and the view of the previous request."""
+        self._fitter = RunFitter(
+            self.counter, keep_steps=spec.trim_keep_steps, enabled=spec.trim_tool_results
+        )
+        """The request view from one step to the next, and the run's trimmed copies."""
         report.window, report.window_source = window.tokens, window.source
         report.window_note = window.note
         if warning := small_window_warning(window):
@@ -150,55 +151,42 @@ class RunBudget:
         step: int,
         plan: ContextPlan | None = None,
     ) -> Prepared:
-        """Build the request view of ``history`` (trimmed to fit), measure it, report it."""
+        """Build the request view of ``history`` (trimmed to fit), measure it, report it.
+
+        Results trimmed for the previous request stay trimmed while ``history`` extends
+        the previous one, so a step costs what it added (:class:`RunFitter`).
+        """
         plan = plan or self.plan
-        fitted = fit_messages(
-            history,
-            plan=plan,
-            count=self.counter.count_fn(tools=tools),
-            keep_steps=self.spec.trim_keep_steps,
-            enabled=self.spec.trim_tool_results,
-            start=self._previous_view(history),
-        )
-        self._last = (list(history), fitted.messages)
+        fitted = self._fitter.fit(history, plan=plan, tools=tools)
         if fitted.trimmed:
-            # The view is rebuilt for every request, so the same old result is trimmed
-            # again each time: count each result once (history messages live for the run).
-            pairs = [
-                (id(m), v)
-                for m, v in zip(history, fitted.messages, strict=True)
-                if v is not m and is_trimmed(v)
-            ]
-            fresh = [v for key, v in pairs if key not in self._trimmed]
+            # A result stays trimmed from one view to the next, or is trimmed again after a
+            # view sent whole: count each result once (history messages live for the run).
+            trims = self._fitter.take_fresh()
+            fresh = [copy for original, copy in trims if id(original) not in self._trimmed]
             new = len(fresh)
-            self._trimmed |= {key for key, _ in pairs}
-            self.report.mark_trimmed({v.id for v in fresh if v.id}, step=step)
+            self._trimmed |= {id(original) for original, _ in trims}
+            if fresh:  # mark_trimmed reads every call of the run
+                self.report.mark_trimmed({v.id for v in fresh if v.id}, step=step)
             self.report.trimmed_results += new
             self.report.tokens_saved_by_trimming += fitted.tokens_saved
             payload = {**_trim_payload(fitted, step), "new": new}
             await events.emit(events.TRIMMED, payload, self.config)
-        size = self.counter.estimate(fitted.messages, tools)
+        # What counter.estimate(fitted.messages, tools) says, from the fitter's running sum.
+        schemas = (
+            0 if self.counter.drops_tools(fitted.messages) else self.counter.schema_chars(tools)
+        )
+        chars = self._fitter.chars + schemas
+        tokens = self.counter.estimator.tokens(chars)
         prepared = Prepared(
             messages=fitted.messages,
             tools=tools,
-            chars=size.chars,
-            tokens=size.tokens,
-            over_budget=size.tokens > plan.ceiling,
-            fits_window=size.tokens + plan.reply_reserve <= plan.window,
+            chars=chars,
+            tokens=tokens,
+            over_budget=tokens > plan.ceiling,
+            fits_window=tokens + plan.reply_reserve <= plan.window,
         )
         await self._announce(prepared, step)
         return prepared
-
-    def _previous_view(self, history: Sequence[BaseMessage]) -> list[BaseMessage] | None:
-        """The previous view extended by what ``history`` added since, if it extends it."""
-        if self._last is None:
-            return None
-        previous, view = self._last
-        known = len(previous)
-        # List equality compares identities first, in C: cheap when nothing changed.
-        if len(history) < known or list(history[:known]) != previous:
-            return None
-        return [*view, *history[known:]]
 
     def force_trim_plan(self, prepared: Prepared, overflow: Overflow) -> ContextPlan:
         """Learn from a refusal for size and return a plan that makes the retry smaller."""
