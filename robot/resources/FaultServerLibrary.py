@@ -23,7 +23,7 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -104,13 +104,12 @@ class FaultServer(ScriptedOpenAIServer):
         self.connections: set[socket.socket] = set()
         self.killed = threading.Event()
 
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        return _fault_handler(self)
+
     def start(self) -> int:
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _fault_handler(self))
-        self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
-        self._thread.start()
         self.killed.clear()
-        return self.port
+        return super().start()
 
     def kill(self) -> None:
         """Die as a killed process does: the port closes, every connection drops."""

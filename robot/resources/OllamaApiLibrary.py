@@ -21,11 +21,10 @@ import json
 import os
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from agents_file import MODEL_KEY, agent_entry, write_agents_file
 from robot_args import truthy
-from scripted_server import ScriptedResponse
+from scripted_server import ScriptedHttpServer, ScriptedResponse
 
 __all__ = ["OLLAMA_DEFAULT_NUM_CTX", "OllamaApiLibrary", "ScriptedOllamaServer"]
 
@@ -41,7 +40,7 @@ OLLAMA_DEFAULT_NUM_CTX = 4096
 """The context Ollama loads a model at when a request does not say (Ollama 0.6 and later)."""
 
 
-class ScriptedOllamaServer:
+class ScriptedOllamaServer(ScriptedHttpServer):
     """Replays queued chat replies in Ollama's API on a random free port of 127.0.0.1.
 
     Args:
@@ -54,6 +53,7 @@ class ScriptedOllamaServer:
     def __init__(
         self, *, model: str = "qwen3:4b", trained: int = 131_072, parameters: str = ""
     ) -> None:
+        super().__init__()
         self.model = model
         self.trained = trained
         self.parameters = parameters
@@ -61,50 +61,20 @@ class ScriptedOllamaServer:
         """Loaded model name → the context it was loaded with (what ``/api/ps`` reports)."""
         self.requests: list[dict[str, Any]] = []
         """Every request as ``{"method", "path", "body"}``, in order."""
-        self._queue: list[ScriptedResponse] = []
-        self._lock = threading.Lock()
-        self._httpd: ThreadingHTTPServer | None = None
 
-    # lifecycle -------------------------------------------------------------------------
-    def start(self) -> int:
-        """Start serving; returns the port."""
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _make_handler(self))
-        self._httpd.daemon_threads = True
-        threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
-        return self.port
-
-    def stop(self) -> None:
-        """Stop serving and close the socket."""
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-            self._httpd = None
-
-    @property
-    def port(self) -> int:
-        assert self._httpd is not None, "the scripted Ollama server is not running"
-        return int(self._httpd.server_address[1])
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        return _make_handler(self)
 
     @property
     def base_url(self) -> str:
         """Ollama's base URL (no ``/v1``: leanloop's ``provider: ollama`` talks the native API)."""
         return f"http://127.0.0.1:{self.port}"
 
-    # scenario --------------------------------------------------------------------------
-    def queue(self, response: ScriptedResponse) -> None:
-        with self._lock:
-            self._queue.append(response)
-
     def reset(self) -> None:
         """Forget queued replies, recorded requests and loaded models."""
+        super().reset()
         with self._lock:
-            self._queue.clear()
-            self.requests.clear()
             self.loaded.clear()
-
-    def remaining(self) -> int:
-        with self._lock:
-            return len(self._queue)
 
     def chat_bodies(self) -> list[dict[str, Any]]:
         """The bodies of the ``POST /api/chat`` requests, in order."""

@@ -20,7 +20,13 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-__all__ = ["ScriptedOpenAIServer", "ScriptedResponse", "context_overflow", "tools_refused"]
+__all__ = [
+    "ScriptedHttpServer",
+    "ScriptedOpenAIServer",
+    "ScriptedResponse",
+    "context_overflow",
+    "tools_refused",
+]
 
 
 @dataclass
@@ -74,24 +80,27 @@ def tools_refused() -> ScriptedResponse:
     )
 
 
-class ScriptedOpenAIServer:
-    """Replays queued chat completions on a random free port of 127.0.0.1."""
+class ScriptedHttpServer:
+    """A scripted server's lifecycle and reply queue; subclasses give the handler.
 
-    def __init__(self, *, n_ctx: int = 4096, model: str = "scripted-model") -> None:
-        self.n_ctx = n_ctx
-        self.model = model
-        self.requests: list[dict[str, Any]] = []
-        self.paths: list[str] = []
+    Subclasses implement :meth:`_handler` (the request handler class serving ``self``) and
+    may extend :meth:`reset` for what else they record.
+    """
+
+    def __init__(self) -> None:
+        self.requests: list[Any] = []
         self._queue: list[ScriptedResponse] = []
         self._lock = threading.Lock()
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        raise NotImplementedError
+
     # lifecycle -------------------------------------------------------------------------
     def start(self) -> int:
         """Start serving; returns the port."""
-        handler = _make_handler(self)
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
         self._thread.start()
@@ -106,13 +115,8 @@ class ScriptedOpenAIServer:
 
     @property
     def port(self) -> int:
-        assert self._httpd is not None, "the scripted server is not running"
+        assert self._httpd is not None, f"the {type(self).__name__} is not running"
         return int(self._httpd.server_address[1])
-
-    @property
-    def base_url(self) -> str:
-        """The OpenAI-compatible base URL (``…/v1``)."""
-        return f"http://127.0.0.1:{self.port}/v1"
 
     # scenario --------------------------------------------------------------------------
     def queue(self, response: ScriptedResponse) -> None:
@@ -124,11 +128,35 @@ class ScriptedOpenAIServer:
         with self._lock:
             self._queue.clear()
             self.requests.clear()
-            self.paths.clear()
 
     def remaining(self) -> int:
         with self._lock:
             return len(self._queue)
+
+
+class ScriptedOpenAIServer(ScriptedHttpServer):
+    """Replays queued chat completions on a random free port of 127.0.0.1."""
+
+    def __init__(self, *, n_ctx: int = 4096, model: str = "scripted-model") -> None:
+        super().__init__()
+        self.n_ctx = n_ctx
+        self.model = model
+        self.requests: list[dict[str, Any]] = []
+        self.paths: list[str] = []
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        return _make_handler(self)
+
+    @property
+    def base_url(self) -> str:
+        """The OpenAI-compatible base URL (``…/v1``)."""
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def reset(self) -> None:
+        """Forget queued responses, recorded requests and paths."""
+        super().reset()
+        with self._lock:
+            self.paths.clear()
 
     def _next(self, body: dict[str, Any]) -> ScriptedResponse | None:
         with self._lock:
