@@ -52,6 +52,16 @@ Feature: The agent loop speaks the text tool protocol end to end
     And request 2 ends with a marked user turn "<tool_result name="lookup">\nvalue of colour\n</tool_result>"
     And the run emitted no tool-mode change
 
+  Scenario: auto mode uses text for a model whose bind_tools raises NotImplementedError
+    Given an agent with bind_tools "raises", tool_mode "auto" and the script:
+      | reply                           |
+      | [call lookup {"key": "colour"}] |
+      | The colour is blue.             |
+    When the agent is asked "What colour?"
+    Then the answer is "The colour is blue."
+    And the report says tool_mode "text" and stop_reason "answer"
+    And the tool "lookup" received {"key": "colour"}
+
   Scenario: auto mode with a model that binds tools stays native
     Given an agent with tool_mode "auto" and the script:
       | reply                         |

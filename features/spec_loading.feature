@@ -603,3 +603,19 @@ Feature: Loading agents files into validated specs
       agents.yaml:9:16: agents.b.workspace: the workspace path cannot be resolved (Could not determine home directory.)
       agents.yaml:12:16: agents.c.workspace: the workspace path contains a NUL character
       """
+
+  Scenario: an agents "file" that is a pipe or a device is refused at once, not read forever
+    Given a named pipe "pipe.yaml" in the spec folder
+    When the agents file "pipe.yaml" is loaded
+    Then loading the agents file fails with "pipe.yaml: is not a regular file"
+    When the agents file "/dev/zero" is loaded
+    Then loading the agents file fails with "/dev/zero: is not a regular file"
+
+  Scenario: an agents file larger than 10 MB is refused without reading it all
+    Given an agents file "big.yaml" of 11000000 bytes
+    When the agents file "big.yaml" is loaded
+    Then loading the agents file fails with "big.yaml: is larger than 10 MB; an agents file is much smaller"
+
+  Scenario: Python data that contains itself is a SpecError, not a RecursionError
+    When Python data whose agent contains the whole document is loaded
+    Then loading the agents file fails with "<dict>: the data refers to itself or is nested too deeply"

@@ -16,7 +16,8 @@ Besides the fields of :class:`~leanloop.spec.types.AgentSpec` they are:
   own, so that the process-wide token estimator of each agent starts fresh).
 - ``report_usage true``: the model reports token usage with each reply.
 - ``stream_pieces N``: the model really streams, each reply in ``N``-character pieces.
-- ``bind_tools false``: a model that cannot bind tools (LangChain's generic fake model).
+- ``bind_tools false``: a model that cannot bind tools (LangChain's generic fake model);
+  ``bind_tools "raises"``: one whose ``bind_tools`` override raises NotImplementedError.
 - ``repeat_last true``: the script repeats its last reply once used up.
 - ``peers N``: ``wait_for_peers`` returns only once ``N`` calls of it have started.
 - ``spec "name"``: start from the agent ``name`` of the loaded agents file (its own
@@ -347,10 +348,18 @@ class StreamingScriptedModel(ScriptedChatModel):
             yield ChatGenerationChunk(message=AIMessageChunk(content="", tool_call_chunks=chunks))
 
 
+class _BindRefusingModel(GenericFakeChatModel):
+    """Overrides ``bind_tools`` only to call BaseChatModel's, which raises NotImplementedError."""
+
+    def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
+        return super().bind_tools(tools, **kwargs)
+
+
 def _model(own: dict[str, Any], replies: list[Any]) -> BaseChatModel:
-    if own.get("bind_tools", True) is False:
+    if own.get("bind_tools", True) in (False, "raises"):
         assert all(isinstance(r, str) for r in replies), "a generic fake model only says text"
-        return GenericFakeChatModel(messages=iter([AIMessage(content=r) for r in replies]))
+        kind = _BindRefusingModel if own["bind_tools"] == "raises" else GenericFakeChatModel
+        return kind(messages=iter([AIMessage(content=r) for r in replies]))
     kind = StreamingScriptedModel if "stream_pieces" in own else ScriptedChatModel
     extra = {"piece": own["stream_pieces"]} if "stream_pieces" in own else {}
     return kind(

@@ -55,12 +55,29 @@ _TOOLS_REFUSED = re.compile(
 )
 
 
+_PROBE_TOOL = {
+    "type": "function",
+    "function": {"name": "probe", "description": "", "parameters": {"type": "object"}},
+}
+
+
 def initial_mode(setting: ToolMode, model: BaseChatModel) -> Mode:
-    """The mode a run starts in: ``auto`` is native when the model can bind tools."""
+    """The mode a run starts in: ``auto`` is native when the model can bind tools.
+
+    A class that overrides ``bind_tools`` only to call BaseChatModel's (which raises
+    ``NotImplementedError``) cannot either, so an override is tried once on a probe tool.
+    """
     if setting != "auto":
         return setting
-    can_bind = type(model).bind_tools is not BaseChatModel.bind_tools
-    return "native" if can_bind else "text"
+    if type(model).bind_tools is BaseChatModel.bind_tools:
+        return "text"
+    try:
+        model.bind_tools([_PROBE_TOOL])
+    except NotImplementedError:
+        return "text"
+    except Exception:  # any other complaint is about the probe, not about binding
+        return "native"
+    return "native"
 
 
 def is_tools_refusal(error: BaseException) -> bool:

@@ -32,6 +32,9 @@ from leanloop.spec.types import AGENT_PREFIX, AgentSpec, McpServerSpec, ModelSpe
 from leanloop.spec.yamlsource import KeyPath, Mark, parse_yaml
 from leanloop.tools.mcp import mcp_server_of
 
+_MAX_FILE_BYTES = 10_000_000
+"""The largest agents file read (a real one is a few KB)."""
+
 __all__ = ["agent_schema", "load_specs", "load_specs_from_dict", "load_specs_from_text"]
 
 logger = logging.getLogger(__name__)
@@ -115,7 +118,12 @@ def load_specs_from_dict(
     if not isinstance(data, Mapping):
         raise _single(source, None, f"expected {_TOP_LEVEL}, got {type(data).__name__}")
     reporter = Reporter(source)
-    return _validate_and_build(data, reporter, [], base_dir=base_dir, environ=environ, file=None)
+    try:
+        return _validate_and_build(
+            data, reporter, [], base_dir=base_dir, environ=environ, file=None
+        )
+    except RecursionError:  # a mapping that contains itself (YAML text cannot do this)
+        raise _single(source, None, "the data refers to itself or is nested too deeply") from None
 
 
 def _single(source: str, mark: Mark | None, message: str) -> SpecError:
@@ -128,7 +136,13 @@ def _read_text(file: Path, source: str) -> str:
     try:
         if file.is_dir():
             raise _single(source, None, "is a folder, not an agents file")
-        raw = file.read_bytes()
+        if file.exists() and not file.is_file():  # a FIFO would block, /dev/zero never end
+            raise _single(source, None, "is not a regular file")
+        with file.open("rb") as stream:
+            raw = stream.read(_MAX_FILE_BYTES + 1)
+        if len(raw) > _MAX_FILE_BYTES:
+            limit = f"{_MAX_FILE_BYTES // 1_000_000} MB"
+            raise _single(source, None, f"is larger than {limit}; an agents file is much smaller")
     except FileNotFoundError:
         raise _single(source, None, "no such file") from None
     except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the name
