@@ -52,6 +52,9 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--no-write", action="store_true", help="print the report only")
     parser.add_argument("--real", action="store_true", help="use the local llama-server")
     parser.add_argument("--port", type=int, default=None, help="--real: llama-server port")
+    parser.add_argument(
+        "--model", default=None, help="--real: a model of `leanloop local models` (default: 0.5B)"
+    )
     args = parser.parse_args(argv)
     if args.tasks < 1 or any(w < 512 for w in args.windows):
         parser.error("--tasks must be at least 1 and every window at least 512 tokens")

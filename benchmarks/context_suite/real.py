@@ -39,6 +39,9 @@ from benchmarks.context_suite.tasks import make_tasks
 from benchmarks.context_suite.workspace import build_workspace
 from benchmarks.local_server import free_port, local_chat_model
 from leanloop.localmodel import MODEL_ALIAS, running_server
+from leanloop.localmodel.model import model_pin
+from leanloop.localmodel.paths import cache_paths
+from leanloop.localmodel.server import ServerOptions
 
 __all__ = ["MeasuredModel", "run_real"]
 
@@ -139,9 +142,12 @@ def run_real(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     strategies = [s for s in STRATEGIES if s.key in args.strategies]
     port = args.port or free_port()
+    pin = model_pin(args.model)
+    model_file = cache_paths().model_path(pin.filename)
+    options = ServerOptions(port=port, ctx_size=REAL_WINDOW, model=model_file)
     with (
         tempfile.TemporaryDirectory(prefix="context-suite-real-") as folder,
-        running_server(port=port, ctx_size=REAL_WINDOW) as server,
+        running_server(options) as server,
         quiet_logs(),
     ):
         facts = build_workspace(Path(folder), seed=args.seed, scale=REAL_SCALE)
@@ -169,7 +175,7 @@ def run_real(args: argparse.Namespace) -> int:
         tasks=len(tasks),
         seed=args.seed,
         seconds=time.perf_counter() - started,
-        command="python -m benchmarks.context_suite --real",
+        command=_command(args, partial=len(strategies) < len(STRATEGIES)),
         notes=_failures(logs),
         how_to_read=HOW_TO_READ,
     )
@@ -177,8 +183,18 @@ def run_real(args: argparse.Namespace) -> int:
     print(text)
     if not args.no_write:
         args.results.mkdir(parents=True, exist_ok=True)
-        (args.results / "context_suite_real.md").write_text(text, encoding="utf-8")
+        name = "context_suite_real.md" if not args.model else f"context_suite_real-{pin.name}.md"
+        (args.results / name).write_text(text, encoding="utf-8")
     return 0
+
+
+def _command(args: argparse.Namespace, *, partial: bool) -> str:
+    command = "python -m benchmarks.context_suite --real"
+    if args.model:
+        command += f" --model {args.model}"
+    if partial:
+        command += f" --strategies {' '.join(args.strategies)}"
+    return command
 
 
 def _failures(logs: Sequence[RunLog]) -> str:
