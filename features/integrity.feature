@@ -14,7 +14,7 @@ Feature: Integrity of what tools read and return
 
     Examples:
       | tool       | kind   | path  | seconds |
-      | read_file  | file   | x.txt | 5       |
+      | read_file  | file   | x.txt | 30      |
       | search     | folder | d     | 5       |
       | list_files | folder | d     | 5       |
 

@@ -29,3 +29,8 @@ Feature: One agent serves sync and async callers in any order
     Given the echo chat server waits 0.2 seconds before each answer
     When 2 threads call asyncio.run(ainvoke) on the agent at once, thread N asking "question N"
     Then thread N got "echo: question N" for every thread
+
+  Scenario: one hundred concurrent runs of one agent each get their own answer
+    When 100 runs of the agent go at once with asyncio.gather, run N asking "question N"
+    Then run N got "echo: question N" for every run
+    And the echo chat server answered 100 requests

@@ -108,3 +108,23 @@ def step_thread_answers(context: Context, answer: str) -> None:
 @then("the echo chat server answered {count:d} requests")
 def step_echo_count(context: Context, count: int) -> None:
     assert context.echo_server.requests == count, context.echo_server.requests
+
+
+@when('{count:d} runs of the agent go at once with asyncio.gather, run N asking "{question}"')
+def step_gather(context: Context, count: int, question: str) -> None:
+    agent = context.echo_agent
+
+    async def all_runs() -> list[str]:
+        questions = [question.replace("N", str(n)) for n in range(1, count + 1)]
+        replies = await asyncio.gather(*(agent.ainvoke(q) for q in questions))
+        return [reply.text for reply in replies]
+
+    context.gathered = asyncio.run(all_runs())
+
+
+@then('run N got "{answer}" for every run')
+def step_gathered(context: Context, answer: str) -> None:
+    expected = [answer.replace("N", str(n)) for n in range(1, len(context.gathered) + 1)]
+    assert context.gathered == expected, [
+        (n, got) for n, got in enumerate(context.gathered, start=1) if got != expected[n - 1]
+    ]
