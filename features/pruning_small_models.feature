@@ -54,3 +54,12 @@ Feature: Pruning that a small model can do, and that never changes what a line s
     When the pruner prunes the "read_file" output for the task "find the deadlock"
     Then the pruned tool message contains "deadlock"
     And the pruner outcome dropped 0 unverifiable lines
+
+  Scenario: an unread range that ends on read_file's footer still names the read_file call
+    When the unread range of output lines 2-4 is described for read_file output:
+      | line                                        |
+      |    40\| first line                          |
+      |    41\| second line                         |
+      |    42\| third line                          |
+      | [lines 40-42 of 90; next: read_file(offset=43)] |
+    Then the description is "lines 41-42 were not read (timeout); ask for them with read_file(offset=41, limit=2)"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from behave import given, then, when
 from behave.runner import Context
 
+from leanloop.pruning.extract import UnreadRange
 from leanloop.pruning.prompt import SMALL_SYSTEM_PROMPT, Chunk, build_messages
 from leanloop.pruning.verify import RawIndex, verify_lines
 from leanloop.testing import ScriptedChatModel
@@ -78,3 +79,15 @@ def step_lines_first(context: Context) -> None:
 def step_unmarked(context: Context, word: str) -> None:
     lines = [line for line in context.pruning_raw.split("\n") if word in line]
     context.pruning_model = ScriptedChatModel(replies=["\n".join(lines)], repeat_last=True)
+
+
+@when("the unread range of output lines {first:d}-{last:d} is described for read_file output:")
+def step_describe_unread(context: Context, first: int, last: int) -> None:
+    lines = [row["line"].replace("\\|", "|").strip() for row in context.table]
+    lines = [line if not line[:1].isdigit() else f"   {line}" for line in lines]
+    context.small_description = UnreadRange(first, last, "timeout").describe("read_file", lines)
+
+
+@then('the description is "{text}"')
+def step_description(context: Context, text: str) -> None:
+    assert context.small_description == text, context.small_description

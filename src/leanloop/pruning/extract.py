@@ -207,8 +207,12 @@ class UnreadRange:
         lines of the output.
         """
         if tool_name == _READ_FILE:
-            first = _file_line(raw_lines, self.first_line)
-            last = _file_line(raw_lines, self.last_line)
+            # The range may begin or end on a line without a number (read_file's own
+            # "[lines …]" footer): the file lines are those of the numbered lines inside it.
+            span = range(self.first_line, self.last_line + 1)
+            numbers = [n for i in span if (n := _file_line(raw_lines, i)) is not None]
+            first = numbers[0] if numbers else None
+            last = numbers[-1] if numbers else None
             if first is not None and last is not None and last >= first:
                 return (
                     f"lines {first}-{last} were not read ({self.reason}); ask for them with "
