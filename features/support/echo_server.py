@@ -23,7 +23,7 @@ class EchoServer:
         self.delay = delay
         self.requests = 0
         self._lock = threading.Lock()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
+        self._httpd = _Server(("127.0.0.1", 0), _handler(self))
         self._httpd.daemon_threads = True
 
     @property
@@ -66,6 +66,12 @@ class EchoServer:
             ],
             "usage": {"prompt_tokens": 10, "completion_tokens": 3, "total_tokens": 13},
         }
+
+
+class _Server(ThreadingHTTPServer):
+    # The standard library listens with a backlog of 5; a hundred clients connecting at
+    # once then get connections reset, which real servers (backlog 511 and more) do not do.
+    request_queue_size = 512
 
 
 def _handler(server: EchoServer) -> type[BaseHTTPRequestHandler]:
