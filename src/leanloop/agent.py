@@ -19,7 +19,7 @@ from langchain_core.callbacks import AsyncCallbackManagerForChainRun
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk
 from langchain_core.runnables import RunnableConfig, RunnableSerializable
-from langchain_core.tools import BaseTool, StructuredTool
+from langchain_core.tools import BaseTool
 from pydantic import ConfigDict, Field
 
 from leanloop.exceptions import SpecError, SpecIssue
@@ -28,10 +28,9 @@ from leanloop.loop import AgentLoop, TextSink
 from leanloop.loop.prefetch import requested_paths
 from leanloop.loop.profiles import pick_profile
 from leanloop.models import build_chat_model
-from leanloop.report import summary_line
 from leanloop.spec import load_specs
 from leanloop.spec.types import AGENT_PREFIX, AgentSpec
-from leanloop.tools._notes import add_note
+from leanloop.tools.agents import agent_tool
 from leanloop.tools.loader import build_tools_by_ref
 from leanloop.tools.registry import ToolPolicy, ToolRegistry
 from leanloop.tools.workspace import workspace_path_exists
@@ -267,7 +266,8 @@ def _build_tools(spec: AgentSpec, *, extra: Sequence[BaseTool] = ()) -> list[tup
 
     try:
         agent_tools = {
-            f"{AGENT_PREFIX}{name}": _agent_tool(sub) for name, sub in spec.sub_agents.items()
+            f"{AGENT_PREFIX}{name}": agent_tool(sub.name, sub.description, LLMAgent.from_spec(sub))
+            for name, sub in spec.sub_agents.items()
         }
         return build_tools_by_ref(
             spec.tools,
@@ -288,27 +288,6 @@ def _build_tools(spec: AgentSpec, *, extra: Sequence[BaseTool] = ()) -> list[tup
             str(exc),
         )
         raise SpecError([issue]) from exc
-
-
-def _agent_tool(spec: AgentSpec) -> BaseTool:
-    """Another agent of the file as a tool: one ``task`` in, its answer out.
-
-    The sub-agent is an agent of its own (model, tools, budget, window); each call is a
-    run of it, whose summary line goes into the calling run's report as a note.
-    """
-    agent = LLMAgent.from_spec(spec)
-
-    async def run_agent(task: str) -> str:
-        message = await agent.ainvoke(task)
-        report = message.response_metadata.get("leanloop", {})
-        add_note(f"agent {spec.name}: {summary_line(report)}")
-        return message.text
-
-    description = spec.description or f"Ask the agent {spec.name!r} to do a task."
-    description += " Give the whole task in `task`; the answer comes back as text."
-    return StructuredTool.from_function(
-        coroutine=run_agent, name=spec.name, description=description
-    )
 
 
 def _policies(spec: AgentSpec, built: list[tuple[str, BaseTool]]) -> dict[str, ToolPolicy]:
