@@ -272,8 +272,16 @@ def step_defaults_agree(context: Context) -> None:
     properties = _agent_properties()
     fields = {f.name: f for f in dataclasses.fields(AgentSpec)}
     # Fields set from other keys: tool_options from `tools` mappings, mcp_servers from the
-    # file's top level, sub_agents from `agent:` tools.
-    derived = {"name", "source", "location", "tool_options", "mcp_servers", "sub_agents"}
+    # file's top level, sub_agents from `agent:` tools, session_store from `sessions`.
+    derived = {
+        "name",
+        "source",
+        "location",
+        "tool_options",
+        "mcp_servers",
+        "sub_agents",
+        "session_store",
+    }
     extra = set(fields) - set(properties) - derived
     assert not extra, f"AgentSpec fields the schema lacks: {extra}"
     assert set(properties) <= set(fields), set(properties) - set(fields)

@@ -18,18 +18,21 @@ from typing import Any, cast
 from langchain_core.callbacks import AsyncCallbackManagerForChainRun
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk
-from langchain_core.runnables import RunnableConfig, RunnableSerializable
+from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda, RunnableSerializable
 from langchain_core.tools import BaseTool
-from pydantic import ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field
 
+from leanloop._imports import ImportPathError, import_object
 from leanloop.exceptions import SpecError, SpecIssue
 from leanloop.inputs import AgentInput, opening_messages
 from leanloop.loop import AgentLoop, TextSink
 from leanloop.loop.prefetch import requested_paths
 from leanloop.loop.profiles import pick_profile
 from leanloop.models import build_chat_model
+from leanloop.protocol import question_of
 from leanloop.spec import load_specs
 from leanloop.spec.types import AGENT_PREFIX, AgentSpec
+from leanloop.structured import attach_structured
 from leanloop.tools.agents import agent_tool
 from leanloop.tools.loader import build_tools_by_ref
 from leanloop.tools.registry import ToolPolicy, ToolRegistry
@@ -57,6 +60,9 @@ class LLMAgent(RunnableSerializable[AgentInput, AIMessage]):
     """The extraction model for tool-output pruning; ``None`` uses ``model``."""
     tool_policies: dict[str, ToolPolicy] = Field(default_factory=dict)
     """Per tool name: its own ``timeout`` and ``retries`` (the file's tool mappings)."""
+    answer_schema: type[BaseModel] | None = None
+    """When set, the answer is also an instance of this model
+    (``additional_kwargs["parsed"]``); :meth:`with_structured_output` returns it alone."""
 
     @classmethod
     def from_spec(
@@ -92,6 +98,7 @@ class LLMAgent(RunnableSerializable[AgentInput, AIMessage]):
             tools=built_tools,
             pruning_model=pruning,
             tool_policies=policies,
+            answer_schema=_output_schema(spec),
             name=spec.name,
         )
 
@@ -116,6 +123,35 @@ class LLMAgent(RunnableSerializable[AgentInput, AIMessage]):
         # Only the chosen agent's problems stop it: a sibling's broken model or tool doesn't.
         specs = load_specs(path, only=name)
         return cls.from_spec(_pick(specs, name, source=str(path)), extra_tools=tools)
+
+    def with_structured_output(
+        self, schema: type[BaseModel] | None = None, *, include_raw: bool = False
+    ) -> Runnable[AgentInput, Any]:
+        """This agent answering with an instance of ``schema`` (default: ``answer_schema``).
+
+        The run is the same; after its answer, one tool-less request asks for the answer in
+        ``schema`` (see :mod:`leanloop.structured`).
+
+        Args:
+            schema: A pydantic model class; the agent's ``answer_schema`` (the file's
+                ``output_schema``) when omitted.
+            include_raw: Return ``{"raw": AIMessage, "parsed": instance}`` (the raw message
+                carries the run report) instead of the instance alone.
+
+        Raises:
+            ValueError: When neither ``schema`` nor ``output_schema`` is set.
+        """
+        chosen = schema or self.answer_schema
+        if chosen is None:
+            msg = "with_structured_output needs a schema (or the agent's output_schema)"
+            raise ValueError(msg)
+        typed = self.model_copy(update={"answer_schema": chosen})
+
+        def pick(message: AIMessage) -> Any:
+            parsed = message.additional_kwargs["parsed"]
+            return {"raw": message, "parsed": parsed} if include_raw else parsed
+
+        return typed | RunnableLambda(pick, name="parsed")
 
     def _loop(self) -> AgentLoop:
         workspace = self.spec.workspace
@@ -234,7 +270,12 @@ class LLMAgent(RunnableSerializable[AgentInput, AIMessage]):
     ) -> AIMessage:
         messages = opening_messages(input, system_prompt=self.spec.system_prompt)
         child = cast(RunnableConfig, {**config, "callbacks": run_manager.get_child()})
-        return await self._loop().run(messages, child, on_text=on_text)
+        final = await self._loop().run(messages, child, on_text=on_text)
+        if self.answer_schema is None:
+            return final
+        return await attach_structured(
+            self.model, self.answer_schema, final, question=question_of(messages), config=child
+        )
 
 
 _loop_lock = threading.Lock()
@@ -298,6 +339,27 @@ def _policies(spec: AgentSpec, built: list[tuple[str, BaseTool]]) -> dict[str, T
         for ref, tool in built
         if ref in options
     }
+
+
+def _output_schema(spec: AgentSpec) -> type[BaseModel] | None:
+    """The class ``output_schema`` names (validated to import and be a pydantic model)."""
+    if spec.output_schema is None:
+        return None
+    near = spec.source.parent if spec.source is not None else None
+    try:
+        schema = import_object(spec.output_schema, near=near)
+    except ImportPathError as exc:
+        raise _located(spec, "output_schema", str(exc)) from exc
+    if not (isinstance(schema, type) and issubclass(schema, BaseModel)):
+        raise _located(spec, "output_schema", f"{spec.output_schema!r} is not a pydantic model")
+    return schema
+
+
+def _located(spec: AgentSpec, key: str, message: str) -> SpecError:
+    loc = spec.location
+    source = loc.source if loc else str(spec.source or "<spec>")
+    issue = SpecIssue(source, loc.line if loc else None, None, f"agents.{spec.name}.{key}", message)
+    return SpecError([issue])
 
 
 def _repair_paths(spec: AgentSpec) -> bool:

@@ -18,7 +18,7 @@ message to the model (see ``leanloop.tools.registry``).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -33,10 +33,14 @@ __all__ = [
     "LocalModelError",
     "ModelError",
     "RunFailed",
+    "SessionBusy",
+    "SessionError",
     "SpecError",
     "SpecIssue",
+    "StructuredOutputError",
     "ToolError",
     "TransientToolError",
+    "UnfinishedTurn",
 ]
 
 
@@ -134,3 +138,39 @@ class TransientToolError(LeanloopError):
 
 class LocalModelError(LeanloopError):
     """The embedded llama.cpp server could not be set up, started or stopped."""
+
+
+class SessionError(LeanloopError):
+    """A session (a conversation stored under a ``thread_id``) cannot be used as asked."""
+
+
+class SessionBusy(SessionError):
+    """Another live process is running a turn of the same session."""
+
+
+class UnfinishedTurn(SessionError):
+    """The session's last turn did not finish (its process died): resume it first.
+
+    Attributes:
+        turn: The unfinished turn's number (1-based).
+        steps: How many of its steps were stored before the process died.
+    """
+
+    def __init__(self, message: str, *, turn: int, steps: int) -> None:
+        super().__init__(message)
+        self.turn = turn
+        self.steps = steps
+
+
+class StructuredOutputError(LeanloopError):
+    """The answer could not be turned into the requested schema, even after a repair.
+
+    Attributes:
+        answer: The run's final message (its text answer, the report in its metadata).
+        problem: What the last attempt got wrong, one line.
+    """
+
+    def __init__(self, message: str, *, answer: Any, problem: str) -> None:
+        super().__init__(message)
+        self.answer = answer
+        self.problem = problem

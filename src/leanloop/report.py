@@ -122,6 +122,12 @@ class RunReport:
     """Wall time of the run in seconds."""
     pruning_fallbacks: list[dict[str, Any]] = field(default_factory=list)
     """Pruning passes that ran but kept the raw output: ``step``, ``tool``, ``reason``."""
+    session: dict[str, Any] | None = None
+    """With a ``thread_id``: ``thread_id``, ``turn``, ``earlier_turns``, ``omitted_turns``
+    (the most left out of one request), ``notes`` (the session's notes), ``resumed_from``
+    (the step a resumed turn went on from, else ``None``)."""
+    structured: dict[str, Any] | None = None
+    """With an output schema: ``schema``, ``method`` (``native``/``text``), ``repairs``."""
     events: list[str] = field(default_factory=list)
     """Notable things that happened, one line each (mode switches, synthesis, recoveries)."""
     tool_calls: list[ToolCallRecord] = field(default_factory=list)

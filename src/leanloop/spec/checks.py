@@ -103,6 +103,9 @@ def _check_agent(checker: _Checker, agent: Mapping[str, Any], path: KeyPath) -> 
             _check_model(checker, value, where)
     tool_names, tools_ok = _check_tools(checker, agent, path)
     _check_workspace(checker, agent, path)
+    schema = agent.get("output_schema")
+    if isinstance(schema, str) and checker.judges((*path, "output_schema")):
+        _check_output_schema(checker, schema, (*path, "output_schema"))
     pruning_tools = agent.get("pruning_tools")
     if tools_ok and (isinstance(pruning_tools, list) and checker.judges((*path, "pruning_tools"))):
         _check_pruning_tools(checker, pruning_tools, tool_names, (*path, "pruning_tools"))
@@ -328,6 +331,20 @@ def _tool_name(checker: _Checker, tool: str, path: KeyPath) -> str | None:
     what = "a class" if isinstance(obj, type) else f"a {type(obj).__name__}"
     checker.add(path, f"{shown} is {what}, not a tool (a LangChain BaseTool or a function)")
     return None
+
+
+def _check_output_schema(checker: _Checker, ref: str, path: KeyPath) -> None:
+    """``output_schema`` names a pydantic model class that imports."""
+    from pydantic import BaseModel  # noqa: PLC0415 - only for agents with a schema
+
+    try:
+        obj = import_object(ref, near=checker.base_dir)
+    except ImportPathError as exc:
+        checker.add(path, _import_failure(checker, exc, path))
+        return
+    if not (isinstance(obj, type) and issubclass(obj, BaseModel)):
+        what = f"the class {obj.__name__}" if isinstance(obj, type) else f"a {type(obj).__name__}"
+        checker.add(path, f"{ref!r} is {what}, not a pydantic model (a BaseModel subclass)")
 
 
 def _not_finite(value: Any, path: KeyPath) -> Iterator[KeyPath]:

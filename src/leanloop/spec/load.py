@@ -252,8 +252,11 @@ class _Builder:
         self.mcp_types = _property_types(schema["mcpServer"])
         self.models: dict[str, ModelSpec] = {}
         self.mcp_servers: dict[str, McpServerSpec] = {}
+        self.session_store: str | None = None
 
     def agents(self, data: Mapping[str, Any], *, only: str | None = None) -> dict[str, AgentSpec]:
+        store = data.get("sessions", {}).get("store")
+        self.session_store = None if store is None else _store_url(store, self.base_dir)
         team = set(data["agents"]) if only is None else _agents_reached(data["agents"], only)
         agents = {name: raw for name, raw in data["agents"].items() if name in team}
         used = set().union(*(_models_used(agent) for agent in agents.values()))
@@ -330,10 +333,19 @@ class _Builder:
             tool_options=options,
             mcp_servers={key: self.mcp_servers[key] for key in sorted(servers)},
             sub_agents=dict(sub_agents or {}),
+            session_store=self.session_store,
             source=self.file,
             location=self.reporter.location(path),
             **settings,
         )
+
+
+def _store_url(url: str, base_dir: Path) -> str:
+    """``url`` with a relative SQLite path made absolute against the file's folder."""
+    prefix = "sqlite:///"
+    if url.startswith(prefix):
+        return prefix + str(resolve_workspace(url[len(prefix) :], base_dir))
+    return url
 
 
 def _mcp_secret_paths(data: Mapping[str, Any]) -> set[KeyPath]:

@@ -181,6 +181,13 @@ class AgentSpec:
     """``required`` makes the first reply a tool call on servers that honour it."""
     prompt_profile: Literal["auto", "default", "small"] = "auto"
     """Instruction style; ``auto`` picks by the model's name."""
+    notes: bool = False
+    """Offer the ``note`` tool: notes kept in the session, sent with every later request."""
+    output_schema: str | None = None
+    """A pydantic model's import path: the answer is also returned as an instance of it."""
+    session_store: str | None = None
+    """Where sessions live: ``sqlite:///ABSOLUTE`` or ``postgres://…``; ``None``: the
+    default, ``.leanloop/sessions.db`` beside the agents file (or the working folder)."""
     source: Path | None = None
     """The file the agent was loaded from, if any."""
     location: SourceLocation | None = None

@@ -1,0 +1,3 @@
+"""Sessions: conversations stored under a ``thread_id``, continued, resumed."""
+
+__all__: list[str] = []
