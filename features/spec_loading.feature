@@ -326,7 +326,7 @@ Feature: Loading agents files into validated specs
   Scenario: YAML nested too deeply is one error, not a crash
     Given an agents file "agents.yaml" nested 600 lists deep
     When the agents file "agents.yaml" is loaded
-    Then loading the agents file fails with "agents.yaml: invalid YAML: nested too deeply"
+    Then loading the agents file fails with "agents.yaml:1:109: version[0][0][0]: nested too deeply (more than 100 levels)"
 
   Scenario: a name the system cannot open is a SpecError
     When an agents file with a name of 300 characters is loaded

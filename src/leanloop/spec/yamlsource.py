@@ -2,8 +2,9 @@
 
 PyYAML's constructors forget positions, so the text is composed into a node tree
 (safe tags only) and walked here: the result is plain data plus a map from each key
-path to the marks of its key and its value. Duplicate keys, unsupported tags and
-alias bombs are reported as located problems instead of being silently accepted.
+path to the marks of its key and its value. Duplicate keys, unsupported tags, alias
+bombs and values nested too deeply are reported as located problems instead of being
+silently accepted (or, for the nesting, a ``RecursionError`` with no position).
 """
 
 from __future__ import annotations
@@ -22,6 +23,18 @@ KeyPath = tuple[str | int, ...]
 
 _MAX_NODES = 100_000
 """Aliases may repeat a subtree; beyond this many values the file is refused."""
+
+_MAX_DEPTH = 100
+"""Mappings and lists nested deeper than this are refused (a real file nests about 8).
+
+Composing, walking and every later check recurse once per level; far below Python's
+recursion limit, the refusal is a located problem instead of a ``RecursionError``."""
+
+_DEPTH_PATH_PARTS = 4
+"""How much of the key path a depth problem names (``agents.NAME.model.kwargs``): the
+rest is the same index or key repeated, and the line and column say where it starts."""
+
+_TOO_DEEP = f"nested too deeply (more than {_MAX_DEPTH} levels)"
 
 _MAP_TAG = "tag:yaml.org,2002:map"
 _SEQ_TAG = "tag:yaml.org,2002:seq"
@@ -67,21 +80,57 @@ class YamlProblem:
     message: str
 
 
-class _Loader(yaml.SafeLoader):
-    """Safe loading, without timestamps: the format has no dates, so they stay strings."""
-
-    yaml_implicit_resolvers = {  # noqa: RUF012 - PyYAML's own class-level table
-        first: [(tag, regexp) for tag, regexp in resolvers if tag != _TIMESTAMP_TAG]
-        for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-    }
-
-
 class _ParseError(Exception):
     """A problem that stops the walk (bad tag, alias bomb): reported alone."""
 
     def __init__(self, problem: YamlProblem) -> None:
         super().__init__(problem.message)
         self.problem = problem
+
+
+class _Loader(yaml.SafeLoader):
+    """Safe loading, without timestamps: the format has no dates, so they stay strings.
+
+    PyYAML composes nested collections recursively, so the composer counts the levels
+    and refuses the first one past :data:`_MAX_DEPTH`, where its opening bracket or
+    first item is written.
+    """
+
+    yaml_implicit_resolvers = {  # noqa: RUF012 - PyYAML's own class-level table
+        first: [(tag, regexp) for tag, regexp in resolvers if tag != _TIMESTAMP_TAG]
+        for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+    }
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self._depth = 0
+        self._path: list[str | int] = []
+
+    def compose_node(self, parent: Node | None, index: int) -> Node | None:
+        nests = self.check_event(yaml.MappingStartEvent, yaml.SequenceStartEvent)
+        # ``index`` is an item's index in a list, the key's node for a mapping's value
+        # and None for a key (PyYAML's stubs say int): enough to name where we are. A
+        # key that is itself a collection has no name but still counts as a level.
+        where: object = index
+        if isinstance(where, ScalarNode):
+            where = where.value
+        part = where if isinstance(where, (str, int)) and parent is not None else None
+        if nests and self._depth >= _MAX_DEPTH:
+            event: yaml.Event = self.peek_event()  # type: ignore[no-untyped-call]
+            at = event.start_mark  # typed as PyYAML's or libyaml's mark: both have these
+            mark = Mark(at.line + 1, at.column + 1) if at else None
+            path = self._path if part is None else [*self._path, part]
+            raise _ParseError(YamlProblem(tuple(path[:_DEPTH_PATH_PARTS]), mark, _TOO_DEEP))
+        level = 1 if nests else 0
+        self._depth += level
+        if part is not None:
+            self._path.append(part)
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= level
+            if part is not None:
+                self._path.pop()
 
 
 def parse_yaml(text: str) -> tuple[Any, Positions, list[YamlProblem]]:
@@ -99,8 +148,11 @@ def parse_yaml(text: str) -> tuple[Any, Positions, list[YamlProblem]]:
     """
     loader = _Loader(text)
     try:
-        root = loader.get_single_node()
         walker = _Walker(loader)
+        try:
+            root = loader.get_single_node()
+        except _ParseError as exc:
+            return None, walker.positions, [exc.problem]
         if root is None:
             return None, walker.positions, []
         walker.positions.values[()] = Mark.of(root.start_mark)
@@ -133,6 +185,11 @@ class _Walker:
             # The alias itself has no mark of its own in the node tree; its key has.
             msg = "an alias refers to a value that contains it"
             raise _ParseError(YamlProblem(path, self.positions.keys.get(path), msg))
+        if isinstance(node, (MappingNode, SequenceNode)) and len(path) >= _MAX_DEPTH:
+            # The composer refuses deep text, so this is aliases nesting each other: name
+            # the entry that uses them and where its value is written.
+            shown = path[:_DEPTH_PATH_PARTS]
+            raise _ParseError(YamlProblem(shown, self.positions.value(shown), _TOO_DEEP))
         self._active.add(id(node))
         try:
             return self._build(node, path)

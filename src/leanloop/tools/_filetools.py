@@ -21,6 +21,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -32,6 +33,7 @@ from langchain_core.tools import ToolException
 
 from leanloop.tools._pathhelp import PathHelp, missing_path
 from leanloop.tools._paths import (
+    GlobError,
     PathRefused,
     WalkStats,
     compile_glob,
@@ -69,6 +71,9 @@ MAX_LIST_ENTRIES = 200
 LIST_COUNT_LIMIT = 100_000
 """list_files stops counting here, so a huge tree cannot stall a step."""
 _SNIFF_BYTES = 8192
+_READ_PIECE_CHARS = 65_536
+"""read_file reads a line in pieces of at most this many characters (a few per call for
+normal lines, thousands for a minified or corrupt file's one line)."""
 
 
 def read_file(
@@ -95,7 +100,7 @@ def _read_text(base: Path, target: Path, offset: int, limit: int) -> str:
         msg = f"offset {offset} is past the end of {shown} ({total:,} lines); use 1-{total}"
         raise PathRefused(msg)
     last = first + len(window) - 1
-    lines = [f"{number:>5}| {_clip_line(text)}" for number, text in enumerate(window, first)]
+    lines = [f"{number:>5}| {_clip_line(line)}" for number, line in enumerate(window, first)]
     footer = f"[lines {first:,}-{last:,} of {total:,}"
     if limit > MAX_READ_LINES:
         footer += f" (limit {limit} was cut to the maximum of {MAX_READ_LINES})"
@@ -106,16 +111,22 @@ def _read_text(base: Path, target: Path, offset: int, limit: int) -> str:
     return "\n".join([*lines, footer])
 
 
+@dataclass(frozen=True, slots=True)
+class _Line:
+    """The start of a line (at most :data:`MAX_LINE_CHARS` + 1 characters) and its length."""
+
+    start: str
+    length: int
+
+
 def _read_window(
     base: Path, target: Path, shown: str, *, first: int, count: int
-) -> tuple[list[str], int]:
+) -> tuple[list[_Line], int]:
     """Lines ``first`` to ``first + count - 1`` of the file and how many it has.
 
     One descriptor, opened safely (:func:`open_inside`), serves the binary sniff and
     the read, so both look at the same file.
     """
-    window: list[str] = []
-    total = 0
     try:
         with open(open_inside(base, target), "rb") as raw:
             if b"\0" in raw.read(_SNIFF_BYTES):
@@ -126,19 +137,44 @@ def _read_window(
                 raise PathRefused(msg)
             raw.seek(0)
             with io.TextIOWrapper(raw, encoding="utf-8", errors="replace") as handle:
-                for total, line in enumerate(handle, start=1):
-                    if first <= total < first + count:
-                        window.append(line.rstrip("\n"))
+                return _scan_lines(handle, first=first, count=count)
     except OSError as exc:
         msg = f"cannot read {shown} ({exc.strerror or exc})"
         raise PathRefused(msg) from exc
+
+
+def _scan_lines(handle: io.TextIOWrapper, *, first: int, count: int) -> tuple[list[_Line], int]:
+    """Count the lines of ``handle`` and keep the start of those in the window.
+
+    A line is read in pieces of at most :data:`_READ_PIECE_CHARS` (``readline`` with a
+    size), so a file of one enormous line costs memory for a piece, not for the line.
+    The text layer still splits lines at ``\\n``, ``\\r\\n`` and ``\\r`` as before.
+    """
+    window: list[_Line] = []
+    total = 0
+    while piece := handle.readline(_READ_PIECE_CHARS):
+        total += 1
+        keep = first <= total < first + count
+        start = piece[: MAX_LINE_CHARS + 1] if keep else ""
+        length = len(piece)
+        while not piece.endswith("\n"):
+            piece = handle.readline(_READ_PIECE_CHARS)
+            if not piece:  # the last line has no line break
+                break
+            length += len(piece)
+            if keep and len(start) <= MAX_LINE_CHARS:
+                start += piece[: MAX_LINE_CHARS + 1 - len(start)]
+        if keep and piece.endswith("\n"):  # the break is not part of the line
+            window.append(_Line(start.removesuffix("\n"), length - 1))
+        elif keep:
+            window.append(_Line(start, length))
     return window, total
 
 
-def _clip_line(text: str) -> str:
-    if len(text) <= MAX_LINE_CHARS:
-        return text
-    return f"{text[:MAX_LINE_CHARS]} … [{len(text) - MAX_LINE_CHARS:,} more characters]"
+def _clip_line(line: _Line) -> str:
+    if line.length <= MAX_LINE_CHARS:
+        return line.start
+    return f"{line.start[:MAX_LINE_CHARS]} … [{line.length - MAX_LINE_CHARS:,} more characters]"
 
 
 def search(
@@ -214,9 +250,7 @@ def _candidates(base: Path, start: Path, glob: str | None, stats: WalkStats) -> 
     if not glob:
         yield from walk_files(base, start, stats)
         return
-    # The glob's regex, run by the regex module: "*a*a*a*a*a*a*b" backtracks for minutes
-    # in re (holding the GIL), and matches at once there.
-    matcher: _Pattern = regex.compile(compile_glob(glob).pattern)
+    matcher = _glob_matcher(glob)
     for file in walk_files(base, start, stats):
         relative = file.relative_to(start).as_posix()
         try:
@@ -226,6 +260,24 @@ def _candidates(base: Path, start: Path, glob: str | None, stats: WalkStats) -> 
             raise ToolException(msg) from None
         if matched:
             yield file
+
+
+def _glob_matcher(glob: str) -> _Pattern:
+    """The glob's regex, run by the regex module.
+
+    "*a*a*a*a*a*a*b" backtracks for minutes in re (holding the GIL), and matches at once
+    there. A problem is told in the glob's terms: the model wrote a glob, and a position
+    in the regex it became would point at characters it never sent.
+    """
+    try:
+        matcher: _Pattern = regex.compile(compile_glob(glob).pattern)
+    except GlobError as exc:
+        msg = f"the glob {_quote(glob)} is not valid: {exc}"
+        raise ToolException(msg) from None
+    except (re.error, regex.error, ValueError, OverflowError, RecursionError):
+        msg = f"the glob {_quote(glob)} cannot be used; use a simpler glob"
+        raise ToolException(msg) from None
+    return matcher
 
 
 def _file_lines(base: Path, file: Path) -> list[str] | None:

@@ -29,6 +29,7 @@ from pathlib import Path
 from langchain_core.tools import ToolException
 
 __all__ = [
+    "GlobError",
     "PathRefused",
     "WalkStats",
     "close_paths",
@@ -296,51 +297,108 @@ def open_inside(base: Path, path: Path) -> int:
     return fd
 
 
+class GlobError(ValueError):
+    """A glob that cannot be matched, said in the glob's own terms (never a regex's).
+
+    The message names the 1-based character of the glob, as sent, where the problem
+    starts; ``position`` holds it too.
+    """
+
+    def __init__(self, message: str, position: int) -> None:
+        super().__init__(message)
+        self.position = position
+
+
 def compile_glob(pattern: str) -> re.Pattern[str]:
     """Compile a glob to a regex over POSIX relative paths.
 
     ``**`` crosses folders, ``*`` and ``?`` do not, ``[abc]`` is a class and
     ``{py,md}`` a choice. A pattern without ``/`` is matched against file names only
     (like ripgrep's ``-g``), so ``*.py`` finds Python files at any depth.
+
+    Raises:
+        GlobError: For a class no character can match, such as a backwards range.
     """
-    body = _translate(pattern.strip() or "*")
+    start = len(pattern) - len(pattern.lstrip())
+    stop = start + len(pattern.strip())
+    body = _translate(pattern, start, stop) if stop > start else "[^/]*"
     if "/" not in pattern:
         body = f"(?:.*/)?{body}"
     return re.compile(f"(?s:{body})\\Z")
 
 
-def _translate(pattern: str) -> str:
+def _translate(pattern: str, start: int, stop: int) -> str:
+    # Works on pattern[start:stop] in place, so that a problem names its position in
+    # the glob as the model sent it, also inside a {choice}.
     out: list[str] = []
-    i = 0
-    while i < len(pattern):
-        if pattern.startswith("**/", i):
+    i = start
+    while i < stop:
+        if pattern.startswith("**/", i, stop):
             out.append("(?:.*/)?")
             i += 3
-        elif pattern.startswith("**", i):
+        elif pattern.startswith("**", i, stop):
             out.append(".*")
             i += 2
         else:
-            token, i = _translate_one(pattern, i)
+            token, i = _translate_one(pattern, i, stop)
             out.append(token)
     return "".join(out)
 
 
-def _translate_one(pattern: str, i: int) -> tuple[str, int]:
+def _translate_one(pattern: str, i: int, stop: int) -> tuple[str, int]:
     char = pattern[i]
     if char == "*":
         return "[^/]*", i + 1
     if char == "?":
         return "[^/]", i + 1
     close = {"[": "]", "{": "}"}.get(char)
-    end = pattern.find(close, i + 1) if close else -1
+    end = pattern.find(close, i + 1, stop) if close else -1
     if char == "[" and end > i + 1:
-        inner = pattern[i + 1 : end].replace("\\", "\\\\")
-        inner = "^" + inner[1:] if inner.startswith("!") else inner
-        return f"[{inner}]", end + 1
+        return _translate_class(pattern, i, end), end + 1
     if char == "{" and end > i:
-        choices = pattern[i + 1 : end].split(",")
-        return "(?:" + "|".join(_translate(c) for c in choices) + ")", end + 1
+        choices: list[str] = []
+        first = i + 1
+        for comma in [*(j for j in range(first, end) if pattern[j] == ","), end]:
+            choices.append(_translate(pattern, first, comma))
+            first = comma + 1
+        return "(?:" + "|".join(choices) + ")", end + 1
     return re.escape(char), i + 1
+
+
+def _translate_class(pattern: str, start: int, end: int) -> str:
+    """``pattern[start:end + 1]``, a ``[...]`` class, as a regex class.
+
+    Every character is escaped, so what looks like regex syntax inside (``&&``, ``--``,
+    ``[:alpha:]``, a backslash) stays the characters written, as in a shell.
+    """
+    i = start + 1
+    negate = pattern[i] in "!^"
+    if negate:
+        i += 1
+    if i == end:  # "[!]" leaves out nothing: no regex class can say that
+        written = pattern[start : end + 1]
+        literal = "[[]" + written[1:]
+        msg = (
+            f"the set {written} at character {start + 1} is empty (write ? for any one "
+            f"character, or {literal} for the text {written})"
+        )
+        raise GlobError(msg, start + 1)
+    parts: list[str] = []
+    while i < end:
+        if i + 2 < end and pattern[i + 1] == "-":
+            low, high = pattern[i], pattern[i + 2]
+            if low > high:
+                msg = (
+                    f"the range {low}-{high} at character {i + 1} runs backwards "
+                    f"(write {high}-{low})"
+                )
+                raise GlobError(msg, i + 1)
+            parts.append(f"{re.escape(low)}-{re.escape(high)}")
+            i += 3
+        else:
+            parts.append(re.escape(pattern[i]))
+            i += 1
+    return "[" + ("^" if negate else "") + "".join(parts) + "]"
 
 
 def close_paths(root: Path, wanted: str, *, limit: int = 3) -> list[str]:
