@@ -4,6 +4,7 @@ Two real servers: ``mcp-server-time`` from the package index, started by leanloo
 stdio (``python -m mcp_server_time``), and this library's own FastMCP server, started by
 the test on 127.0.0.1 and spoken to over streamable HTTP. The agent's main model is
 ``leanloop.testing:ScriptedChatModel``, declared in the file with its replies.
+``leanloop validate --check-models`` runs as a process of its own (:meth:`run_leanloop`).
 """
 
 from __future__ import annotations
@@ -162,6 +163,49 @@ class McpLibrary:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(document, indent=2))
         return str(path)
+
+    def write_time_agents_file(self, folder: str, *tools: str) -> str:
+        """Write ``agents.yaml``: the time server over stdio, and one agent with ``tools``.
+
+        The layout is fixed, so that problems have known positions: ``tools[N]`` of the
+        agent ``clock`` is on line ``11 + N``, column 9.
+        """
+        # A JSON string is a YAML string: the interpreter's path needs no more quoting.
+        lines = [
+            "version: 1",
+            "mcp_servers:",
+            "  time:",
+            f"    command: {json.dumps(sys.executable)}",
+            "    args: [-m, mcp_server_time, --local-timezone, UTC]",
+            f"    timeout: {START_TIMEOUT_S}",
+            "agents:",
+            "  clock:",
+            "    model: {class: leanloop.testing:ScriptedChatModel}",
+            "    tools:",
+            *(f"      - {json.dumps(tool)}" for tool in tools),
+        ]
+        path = Path(folder) / "agents.yaml"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("\n".join(lines) + "\n")
+        return str(path)
+
+    def run_leanloop(self, *args: str) -> dict[str, Any]:
+        """Run ``python -m leanloop ARGS`` (at most 180 s); its ``rc``, ``stdout``, ``stderr``.
+
+        A run that does not end in time is killed and fails the keyword: a hang is a bug.
+        """
+        try:
+            done = subprocess.run(
+                [sys.executable, "-m", "leanloop", *args],
+                capture_output=True,
+                text=True,
+                timeout=180,
+                check=False,
+            )
+        except subprocess.TimeoutExpired as exc:
+            msg = f"leanloop {' '.join(args)} did not end within 180 s"
+            raise AssertionError(msg) from exc
+        return {"rc": done.returncode, "stdout": done.stdout, "stderr": done.stderr}
 
     def ask_mcp_agent(self, agents_file: str, question: str) -> dict[str, Any]:
         """Run the file's agent; return the answer, the report and the tool messages.

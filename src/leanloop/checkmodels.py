@@ -1,11 +1,20 @@
-"""``leanloop validate --check-models``: build every agent's models, one verdict per agent."""
+"""``leanloop validate --check-models``: build every agent's models and start its MCP servers.
+
+One verdict per agent. Nothing is asked of a model: each is built, as a run builds it.
+Each MCP server an agent uses is started once (as building the agent starts it, within
+the server's own ``timeout``) to list its tools; a server that cannot be started is one
+located line naming it and its command, and an ``mcp:server/tool`` reference to a tool
+the server does not have is located at its ``tools`` entry.
+"""
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
-from leanloop.exceptions import SpecError, SpecIssue
-from leanloop.spec.types import ModelSpec
+from leanloop.exceptions import SpecError, SpecIssue, ToolError
+from leanloop.spec.types import AgentSpec, McpServerSpec, ModelSpec, SourceLocation
 
 __all__ = ["check_models"]
 
@@ -13,47 +22,149 @@ EXIT_OK = 0
 EXIT_BAD_INPUT = 2
 
 
+@dataclass(slots=True)
+class _Verdict:
+    """What checking one agent found: what was built, or its problems."""
+
+    models: list[str] = field(default_factory=list)
+    """``model: ChatOpenAI`` and the like, for the verdict line."""
+    servers: list[str] = field(default_factory=list)
+    """``MCP server time: get_current_time, convert_time`` and the like."""
+    issues: list[SpecIssue] = field(default_factory=list)
+
+
 def check_models(file: str) -> int:
-    """Load each agent on its own and build its models; one line per agent, every problem once.
+    """Check each agent on its own: its models built, its MCP servers started and listed.
 
     An agent whose file entry or model is broken does not stop the others from being
     checked (each is loaded with ``only=``, as ``run --agent`` loads it); a problem shared
-    by several agents (a named model they all use) is printed once.
+    by several agents (a named model or an MCP server they all use) is printed once. Every
+    MCP server any agent uses is started once, all of them at once.
+
+    Args:
+        file: The agents file.
+
+    Returns:
+        The exit status: 0 when every agent passed, 2 when any failed.
+
+    Raises:
+        SpecError: The file has no readable list of agents (its own problems, located).
     """
     from leanloop.spec import load_specs  # noqa: PLC0415 - keep `leanloop --help` fast
 
     names = _agent_names(file)
+    specs: dict[str, AgentSpec] = {}
+    verdicts: dict[str, _Verdict] = {name: _Verdict() for name in names}
     built: dict[int, tuple[str, list[SpecIssue]]] = {}  # id(ModelSpec) → (class, problems)
-    printed: set[str] = set()
-    verdicts: list[str] = []
     for name in names:
-        classes: list[str] = []
-        issues: list[SpecIssue] = []
+        verdict = verdicts[name]
         try:
-            spec = load_specs(file, only=name)[name]
+            spec = specs[name] = load_specs(file, only=name)[name]
         except SpecError as exc:
-            issues = list(exc.issues)
-        else:
-            for label, model in (("model", spec.model), ("pruning model", spec.pruning_model)):
-                if model is None:
-                    continue
-                if id(model) not in built:
-                    built[id(model)] = _build_model(model)
-                kind, found = built[id(model)]
-                issues += found
-                classes.append(f"{label}: {kind}")
-        for issue in issues:
+            verdict.issues = list(exc.issues)
+            continue
+        for label, model in (("model", spec.model), ("pruning model", spec.pruning_model)):
+            if model is None:
+                continue
+            if id(model) not in built:
+                built[id(model)] = _build_model(model)
+            kind, found = built[id(model)]
+            verdict.issues += found
+            verdict.models.append(f"{label}: {kind}")
+    servers = {key: server for spec in specs.values() for key, server in spec.mcp_servers.items()}
+    if servers:
+        listed = _probe(servers)
+        for name, spec in specs.items():
+            _check_mcp(spec, listed, _tool_entries(file, name), verdicts[name])
+    return _print(verdicts)
+
+
+def _print(verdicts: Mapping[str, _Verdict]) -> int:
+    """Print each problem once (stderr), then one verdict per agent (stdout)."""
+    printed: set[str] = set()
+    lines: list[str] = []
+    for name, verdict in verdicts.items():
+        for issue in verdict.issues:
             if str(issue) not in printed:
                 printed.add(str(issue))
                 print(f"error: {issue} (agent {name})", file=sys.stderr)
-        if issues:
-            plural = "s" if len(issues) > 1 else ""
-            verdicts.append(f"failed: {name} ({len(issues)} problem{plural})")
+        if verdict.issues:
+            plural = "s" if len(verdict.issues) > 1 else ""
+            lines.append(f"failed: {name} ({len(verdict.issues)} problem{plural})")
         else:
-            verdicts.append(f"ok: {name} ({', '.join(classes)})")
-    for line in verdicts:
+            shown = "; ".join([", ".join(verdict.models), *verdict.servers])
+            lines.append(f"ok: {name} ({shown})")
+    for line in lines:
         print(line)
-    return EXIT_BAD_INPUT if any(v.startswith("failed") for v in verdicts) else EXIT_OK
+    return EXIT_BAD_INPUT if any(line.startswith("failed") for line in lines) else EXIT_OK
+
+
+def _probe(servers: Mapping[str, McpServerSpec]) -> dict[str, list[str] | ToolError]:
+    """Each server's tool names, or why it could not be started (see ``probe_mcp_servers``)."""
+    from leanloop.tools.mcp import probe_mcp_servers  # noqa: PLC0415 - starts processes
+
+    return probe_mcp_servers(servers)
+
+
+def _check_mcp(
+    spec: AgentSpec,
+    listed: Mapping[str, list[str] | ToolError],
+    entries: Mapping[str, SourceLocation],
+    verdict: _Verdict,
+) -> None:
+    """Add the agent's MCP servers to ``verdict``: their tools, or their problems."""
+    from leanloop.tools.mcp import missing_mcp_tool, parse_mcp_ref  # noqa: PLC0415
+
+    for key, server in spec.mcp_servers.items():
+        found = listed[key]
+        if isinstance(found, ToolError):
+            verdict.issues.append(_issue(server.location, f"mcp_servers.{key}", str(found)))
+            continue
+        verdict.servers.append(f"MCP server {key}: {', '.join(found) or 'no tools'}")
+        for ref in spec.tools:
+            parsed = parse_mcp_ref(ref)
+            if parsed is None or parsed[0] != key:
+                continue
+            problem = missing_mcp_tool(ref, found)
+            if problem is not None:
+                # Where the reference is written; the agent's entry when that is unknown.
+                where = entries.get(ref)
+                path = where.path if where else f"agents.{spec.name}.tools"
+                verdict.issues.append(_issue(where or spec.location, path, problem))
+
+
+def _issue(where: SourceLocation | None, path: str, message: str) -> SpecIssue:
+    """``message`` at ``where``'s file, line and column, under the key ``path``."""
+    if where is None:
+        return SpecIssue("<spec>", None, None, path, message)
+    return SpecIssue(where.source, where.line, where.column, path, message)
+
+
+def _tool_entries(file: str, agent: str) -> dict[str, SourceLocation]:
+    """Where each entry of the agent's ``tools`` is written, by its reference.
+
+    Read from the file's text again: specs keep the agent's position, not each entry's.
+    A reference made by ``${VAR}`` is not found under its written text and is then
+    located at the agent.
+    """
+    from leanloop.spec.yamlsource import parse_yaml  # noqa: PLC0415
+
+    try:
+        with open(file, encoding="utf-8-sig") as stream:
+            data, positions, _ = parse_yaml(stream.read())
+        tools = data["agents"][agent]["tools"]
+    except Exception:  # the load already judged the file; this only adds positions
+        return {}
+    if not isinstance(tools, list):
+        return {}
+    found: dict[str, SourceLocation] = {}
+    for index, entry in enumerate(tools):
+        ref = entry.get("name") if isinstance(entry, Mapping) else entry
+        mark = positions.value(("agents", agent, "tools", index))
+        if isinstance(ref, str) and mark is not None and ref not in found:
+            path = f"agents.{agent}.tools[{index}]"
+            found[ref] = SourceLocation(file, mark.line, mark.column, path)
+    return found
 
 
 def _agent_names(file: str) -> list[str]:

@@ -4,7 +4,9 @@
 ["leanloop"]``, or what ``leanloop run --json`` prints) into one page: a summary of how
 the run ended, the conversation (the question, each step's tool calls with what became
 of their results, the answer), what the loop did to the context, every request in a
-table, and an SVG plot of the prompt tokens per request against the context window.
+table, and an SVG plot of the prompt tokens per request against the context window. An
+``agent:NAME`` call shows the run it made nested under it (its ``sub_report``): how it
+ended, its question, its events and its own tool calls.
 
 The page needs nothing else: the CSS is in a ``<style>`` element, the plot is inline
 SVG, there are no scripts and no external addresses, and every piece of text from the
@@ -58,6 +60,10 @@ _EMPTY_TOP = 1_000
 
 _ARGS_MAX = 2_000
 """Characters of one call's arguments shown before they are cut (with a marker)."""
+
+_SUB_RUN_DEPTH = 8
+"""Sub-runs nested deeper than this show their summary only: files refuse cycles of
+agents, but a report is data, and a page must not recurse without end."""
 
 
 def render_html(
@@ -239,13 +245,21 @@ pre { margin: 0; white-space: pre-wrap; overflow-wrap: anywhere; }
   font-size: 13px; }
 .badge { display: inline-block; padding: 0 8px; border-radius: 999px; font-size: 12px;
   font-weight: 700; margin-left: 6px; vertical-align: 1px; }
-.fate-kept .badge { background: var(--ok-bg); color: var(--ok); }
-.fate-trimmed .badge { background: var(--trim-bg); color: var(--trim); }
-.fate-pruned .badge { background: var(--prune-bg); color: var(--prune); }
-.fate-cut .badge { background: var(--cut-bg); color: var(--cut); }
-.fate-failed .badge { background: var(--fail-bg); color: var(--fail); }
+/* Child selectors: a sub-run's calls sit inside their caller's and keep their own colours. */
+.fate-kept > .sig > .badge { background: var(--ok-bg); color: var(--ok); }
+.fate-trimmed > .sig > .badge { background: var(--trim-bg); color: var(--trim); }
+.fate-pruned > .sig > .badge { background: var(--prune-bg); color: var(--prune); }
+.fate-cut > .sig > .badge { background: var(--cut-bg); color: var(--cut); }
+.fate-failed > .sig > .badge { background: var(--fail-bg); color: var(--fail); }
 .fate-failed { border-color: #ffcecb; }
-.fate-repeat .badge, .fate-other .badge { background: var(--rep-bg); color: var(--rep); }
+.fate-repeat > .sig > .badge, .fate-other > .sig > .badge { background: var(--rep-bg);
+  color: var(--rep); }
+.call .sub-run { grid-column: 1 / -1; margin: 4px 0 0; padding: 4px 0 2px 12px;
+  border-left: 3px solid var(--prune); }
+.sub-run > summary { cursor: pointer; font-size: 13px; }
+.sub-run > summary .stop { margin: 0 6px 0 0; padding: 0 8px; font-size: 12px; }
+.sub-run .sub-question { margin: 4px 0 6px; white-space: pre-wrap; overflow-wrap: anywhere; }
+.sub-run .calls { margin-top: 4px; }
 ul.events { margin: 0 0 12px; padding-left: 20px; }
 table { border-collapse: collapse; width: 100%; font-variant-numeric: tabular-nums; }
 th, td { padding: 5px 8px; border-bottom: 1px solid var(--line); text-align: right; }
@@ -419,7 +433,7 @@ def _step(
     return f'<div class="step" data-step="{step}">\n{head}\n{body}\n</div>'
 
 
-def _call(call: Mapping[str, Any]) -> str:
+def _call(call: Mapping[str, Any], depth: int = 0) -> str:
     fate = _fate(call)
     name = _text(call.get("name")) or "?"
     badge = fate
@@ -439,13 +453,62 @@ def _call(call: Mapping[str, Any]) -> str:
         if notes
         else ""
     )
+    sub = call.get("sub_report")
+    sub_html = _sub_run(name, sub, depth + 1) if isinstance(sub, Mapping) else ""
     return (
         f'<li class="call fate-{fate_class}" data-fate="{_esc(fate)}">'
         f'<div class="sig mono"><span class="name">{_esc(name)}</span>'
         f'<span class="args">({_esc(shown)})</span>'
         f'<span class="badge">{_esc(badge)}</span></div>'
-        f'<div class="sizes">{_esc(sizes)}</div>{notes_html}</li>'
+        f'<div class="sizes">{_esc(sizes)}</div>{notes_html}{sub_html}</li>'
     )
+
+
+def _sub_run(agent: str, report: Mapping[str, Any], depth: int) -> str:
+    """The run an ``agent:NAME`` call made: a summary line, then its question, error,
+    events and tool calls (each call as in the main run, its own sub-runs nested again).
+    """
+    requests = _rows(report.get("requests"))
+    calls = _rows(report.get("tool_calls"))
+    stop = _text(report.get("stop_reason")) or "unknown"
+    kind = "ok" if stop == "answer" else "failed" if stop == "failed" else "flag"
+    failed = sum(1 for call in calls if _fate(call) == "failed")
+    steps = _int(report.get("steps"))
+    figures = [
+        f"sub-run of {agent}",
+        _plural(steps, "step") if steps is not None else "- steps",
+        _plural(len(calls), "tool call") + (f" ({failed:,} failed)" if failed else ""),
+        _plural(len(requests), "request"),
+    ]
+    reported = [r for r, _ in map(_prompt_tokens, requests) if r is not None]
+    estimated = [e for _, e in map(_prompt_tokens, requests) if e is not None]
+    if reported:
+        figures.append(f"{sum(reported):,} prompt tokens")
+    elif estimated:
+        figures.append(f"~{sum(estimated):,} prompt tokens (estimated)")
+    elapsed = _elapsed(report.get("elapsed_s"))
+    if elapsed != "-":
+        figures.append(elapsed)
+    out = [
+        f'<details class="sub-run" open data-agent="{_esc(agent)}" data-stop="{_esc(stop)}">'
+        f'<summary><span class="stop {kind}">stop: {_esc(stop)}</span>'
+        f'<span class="sub-figures">{_esc(" · ".join(figures))}</span></summary>'
+    ]
+    question = _text(report.get("question"))
+    if question is not None:
+        out.append(f'<div class="sub-question">{_esc(question)}</div>')
+    error = _text(report.get("error"))
+    if error is not None:
+        out.append(f'<div class="error"><strong>error:</strong> {_esc(error)}</div>')
+    events = _strings(report.get("events"))
+    if events:
+        out.append('<ul class="events">' + "".join(f"<li>{_esc(e)}</li>" for e in events) + "</ul>")
+    if calls and depth < _SUB_RUN_DEPTH:
+        out.append('<ul class="calls">' + "".join(_call(c, depth) for c in calls) + "</ul>")
+    elif calls:
+        out.append('<p class="muted">nested too deeply to show its calls</p>')
+    out.append("</details>")
+    return "".join(out)
 
 
 def _args(args: Mapping[str, Any]) -> str:

@@ -56,6 +56,9 @@ class ToolCallRecord:
     """The call ran past the agent's ``tool_timeout`` and was given up (``ok`` is false)."""
     retries: int = 0
     """Times the call was made again after a transient error (the tool's ``retries``)."""
+    sub_report: dict[str, Any] | None = None
+    """The whole report of the run an ``agent:NAME`` call made (the sub-agent's
+    ``RunReport.to_dict()``; a failed sub-run's partial report); ``None`` for other tools."""
 
     @property
     def fate(self) -> str:
@@ -171,6 +174,8 @@ _ARG_WIDTH = 60
 def format_report(report: Mapping[str, Any]) -> str:
     """The run report as readable lines: summary, one row per request, one per tool call.
 
+    An ``agent:NAME`` call is followed by the summary line of the sub-run it made.
+
     Unknown fields are ignored and missing ones shown as ``-``, so the table keeps
     working while later work adds fields to the report.
     """
@@ -197,6 +202,9 @@ def format_report(report: Mapping[str, Any]) -> str:
         lines += ["", f"{'call':>7}  {'tool':<{width}}  {'chars out':>9}"]
         for number, (call, text) in enumerate(zip(calls, texts, strict=True), start=1):
             lines.append(f"{number:>7}  {text:<{width}}  {_num(call.get('chars_out')):>9}")
+            sub = call.get("sub_report")
+            if isinstance(sub, Mapping):  # an agent:NAME call: how its own run ended
+                lines.append(f"{'':>7}  ↳ sub-run: {summary_line(sub)}")
     return "\n".join(lines)
 
 

@@ -5,7 +5,8 @@ ever receives them); the registry runs the tool within the agent's ``tool_timeou
 (failures and timeouts become one-line messages, the registry-wide cap applies); a
 prunable result may go through the LLM extraction pass; the plan's per-result cap keeps
 any one result from swamping the window. Calls of one reply run concurrently, at most
-``max_parallel_tools`` of them.
+``max_parallel_tools`` of them. What a tool told besides its result (notes, an
+``agent:NAME`` call's sub-run report) goes on the call's record.
 
 The reserved pruning markers are escaped in every result before the main model reads it
 (a pruned result keeps only its own frame), so a tool output cannot forge an INFO block
@@ -219,6 +220,8 @@ class ToolRunner:
             cut_from=cut_from,
             timed_out=outcome.timed_out,
             retries=outcome.retries,
+            # An agent:NAME call's sub-run, nested whole (its own dict: the report is dumped).
+            sub_report=dict(outcome.sub_report) if outcome.sub_report is not None else None,
         )
         if self.guard is not None:
             self.guard.remember(

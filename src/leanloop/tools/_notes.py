@@ -1,37 +1,73 @@
-"""Let a tool tell the registry what it repaired, without changing what it returns.
+"""Let a tool tell the registry what it did, without changing what it returns.
 
 A tool's result is plain text for the model; a run report also wants to know that, say,
-``read_file`` read another path than the one asked for. The registry opens a
-:func:`collecting` block around each call; inside it, :func:`add_note` records a remark
-for ``ToolOutcome.notes``. A context variable keeps concurrent calls apart, and the list
-it holds is shared with the copies of the context LangChain and the worker threads
-make, so a tool running in a worker thread reaches the right list.
+``read_file`` read another path than the one asked for, or what the run of an
+``agent:NAME`` tool did. The registry opens a :func:`collecting` block around each call;
+inside it, :func:`add_note` records a remark for ``ToolOutcome.notes`` and
+:func:`add_sub_report` the report of a sub-run for ``ToolOutcome.sub_report``. A context
+variable keeps concurrent calls apart, and the :class:`Told` it holds is shared with the
+copies of the context LangChain and the worker threads make, so a tool running in a
+worker thread reaches the right call.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any
 
-__all__ = ["add_note", "collecting"]
+__all__ = ["Told", "add_note", "add_sub_report", "collecting"]
 
-_SINK: ContextVar[list[str] | None] = ContextVar("leanloop_tool_notes", default=None)
+
+@dataclass(slots=True)
+class Told:
+    """What the tools of one call told the registry while it ran."""
+
+    notes: list[str] = field(default_factory=list)
+    """Remarks for the call's record, in the order they were made."""
+    repaired: bool = False
+    """Whether any remark was of a repair (the call ran only after something was mended)."""
+    sub_reports: list[dict[str, Any]] = field(default_factory=list)
+    """Reports of the runs the call made (an ``agent:NAME`` tool: one per attempt)."""
+
+
+_SINK: ContextVar[Told | None] = ContextVar("leanloop_tool_notes", default=None)
 
 
 @contextmanager
-def collecting() -> Iterator[list[str]]:
-    """Collect the notes tools add while the block runs (into the list it yields)."""
-    notes: list[str] = []
-    token = _SINK.set(notes)
+def collecting() -> Iterator[Told]:
+    """Collect what tools tell while the block runs (into the :class:`Told` it yields)."""
+    told = Told()
+    token = _SINK.set(told)
     try:
-        yield notes
+        yield told
     finally:
         _SINK.reset(token)
 
 
-def add_note(note: str) -> None:
-    """Record ``note`` for the tool call that is running (ignored outside the registry)."""
-    sink = _SINK.get()
-    if sink is not None:
-        sink.append(note)
+def add_note(note: str, *, repair: bool = True) -> None:
+    """Record ``note`` for the tool call that is running (ignored outside the registry).
+
+    Args:
+        note: One line for the call's record.
+        repair: Whether the note says what the tool mended (a path read instead of the
+            one asked for), which makes the call count as repaired; ``False`` for a plain
+            remark (the summary of a sub-run).
+    """
+    told = _SINK.get()
+    if told is not None:
+        told.notes.append(note)
+        told.repaired = told.repaired or repair
+
+
+def add_sub_report(report: Mapping[str, Any]) -> None:
+    """Record the JSON-ready ``report`` of a run the running tool call made.
+
+    Ignored outside the registry. The report is copied (its top level), so the caller's
+    dict can go on changing without changing what was recorded.
+    """
+    told = _SINK.get()
+    if told is not None:
+        told.sub_reports.append(dict(report))

@@ -15,6 +15,10 @@ The results are LangChain content blocks; the registry turns them into plain tex
 (:func:`leanloop.tools.registry.clean_text` and its content-block flattening), so MCP
 tools are capped, pruned, guarded and repaired like any tool.
 
+``leanloop validate --check-models`` starts each server the same way, through
+:func:`probe_mcp_servers`, and checks each ``mcp:server/tool`` reference with
+:func:`missing_mcp_tool`, so that a file is refused before a run for the same reasons.
+
 This module imports nothing heavy at import time: ``validate`` uses :func:`mcp_server_of`.
 """
 
@@ -32,7 +36,15 @@ from leanloop.exceptions import ToolError
 if TYPE_CHECKING:
     from langchain_core.tools import BaseTool
 
-__all__ = ["MCP_PREFIX", "McpServer", "load_mcp_tools", "mcp_server_of", "parse_mcp_ref"]
+__all__ = [
+    "MCP_PREFIX",
+    "McpServer",
+    "load_mcp_tools",
+    "mcp_server_of",
+    "missing_mcp_tool",
+    "parse_mcp_ref",
+    "probe_mcp_servers",
+]
 
 MCP_PREFIX = "mcp:"
 _EXTRA_HINT = "install the leanloop[mcp] extra (pip install 'leanloop[mcp]')"
@@ -127,20 +139,60 @@ def load_mcp_tools(
     for name, items in wanted.items():
         tools = listed[name]
         for ref, tool_name in items:
-            if tool_name is None:
-                found[ref] = list(tools)
-                continue
-            chosen = [tool for tool in tools if tool.name == tool_name]
-            if not chosen:
-                has = ", ".join(tool.name for tool in tools) or "no tools"
-                msg = f"tool {ref!r}: MCP server {name!r} has no tool {tool_name!r} (it has {has})"
-                raise ToolError(msg)
-            found[ref] = chosen
+            problem = missing_mcp_tool(ref, [tool.name for tool in tools])
+            if problem is not None:
+                raise ToolError(f"tool {ref!r}: {problem}")
+            found[ref] = [tool for tool in tools if tool_name in (None, tool.name)]
     return found
+
+
+def probe_mcp_servers(servers: Mapping[str, McpServer]) -> dict[str, list[str] | ToolError]:
+    """Start each server once and list its tool names, as building an agent does.
+
+    All servers start at once, each within its own ``timeout``, in a thread of its own
+    (so this works with or without a running loop). A server that fails does not stop
+    the others: its entry is the one-line :class:`ToolError` naming it (and its command
+    or URL) instead of the names.
+
+    Args:
+        servers: The servers to start, by name.
+
+    Returns:
+        Per server name, in the order given: its tool names, or why it could not list them.
+    """
+    if not servers:
+        return {}
+    probed: dict[str, list[str] | ToolError] = _in_thread(_probe_all(servers))
+    return probed
+
+
+def missing_mcp_tool(ref: str, names: Sequence[str]) -> str | None:
+    """Why ``mcp:server/tool`` names no tool of a server that has the tools ``names``.
+
+    ``None`` when the tool is there, or ``ref`` names the whole server (``mcp:server``)
+    or is no MCP reference.
+    """
+    parsed = parse_mcp_ref(ref)
+    if parsed is None or parsed[1] is None or parsed[1] in names:
+        return None
+    server, tool = parsed
+    has = ", ".join(names) or "no tools"
+    return f"MCP server {server!r} has no tool {tool!r} (it has {has})"
 
 
 async def _list_all(servers: Mapping[str, McpServer]) -> dict[str, list[BaseTool]]:
     results = await asyncio.gather(*(_list(server) for server in servers.values()))
+    return dict(zip(servers, results, strict=True))
+
+
+async def _probe_all(servers: Mapping[str, McpServer]) -> dict[str, list[str] | ToolError]:
+    async def probe(server: McpServer) -> list[str] | ToolError:
+        try:
+            return [tool.name for tool in await _list(server)]
+        except ToolError as exc:  # one server's failure is its own verdict, not the others'
+            return exc
+
+    results = await asyncio.gather(*(probe(server) for server in servers.values()))
     return dict(zip(servers, results, strict=True))
 
 

@@ -18,6 +18,9 @@ model sends and whatever the tool does, :meth:`ToolRegistry.run` returns a
 - a tool that raises :class:`~leanloop.exceptions.TransientToolError` is called again,
   with exponential backoff (``tenacity``), up to its policy's ``retries`` times; the
   outcome counts the retries;
+- what a tool tells besides its result (a path it read instead, the report of an
+  ``agent:NAME`` tool's sub-run; see :mod:`._notes`) goes to the outcome's ``notes`` and
+  ``sub_report``;
 - a list of LangChain content blocks (what MCP tools return): the text blocks as text,
   an image, file or other block as one ``[image: image/png, 1,234 bytes]`` line;
 - any other result: text (JSON for lists, dicts and numbers); a result that cannot
@@ -63,7 +66,7 @@ from leanloop.tools._arguments import (
     describe_parameters,
     parameter_names,
 )
-from leanloop.tools._notes import collecting
+from leanloop.tools._notes import Told, collecting
 from leanloop.tools._worker import blocks_in_executor, in_worker
 from leanloop.tools.repair import close_tool_names, format_call, repair_call
 
@@ -127,6 +130,9 @@ class ToolOutcome:
             given up (``ok`` is ``False``).
         retries: Times the call was made again after a transient error.
         time_limit: The time limit the call ran under (the tool's own, else the one given).
+        sub_report: The report of the run the call made, as a JSON-ready dict (an
+            ``agent:NAME`` tool, through :func:`~leanloop.tools._notes.add_sub_report`;
+            after retries, the last attempt's); ``None`` for other tools.
     """
 
     name: str
@@ -140,6 +146,7 @@ class ToolOutcome:
     timed_out: bool = False
     retries: int = 0
     time_limit: float | None = None
+    sub_report: Mapping[str, Any] | None = None
 
 
 class _TimedOut(Exception):
@@ -157,9 +164,20 @@ class _Draft:
     """Notes the model sees with the result."""
     told: list[str] = field(default_factory=list)
     """Notes the tool wrote into its own result; only recorded."""
+    told_repair: bool = False
+    """Whether a note the tool told was of a repair (see :func:`._notes.add_note`)."""
     dropped: tuple[str, ...] = ()
     retries: int = 0
     time_limit: float | None = None
+    sub_report: dict[str, Any] | None = None
+    """The report of the run the tool made (the last one, after retries)."""
+
+    def take(self, told: Told) -> None:
+        """Keep what the tool told the registry while it ran."""
+        self.told.extend(told.notes)
+        self.told_repair = self.told_repair or told.repaired
+        if told.sub_reports:
+            self.sub_report = told.sub_reports[-1]
 
 
 class ToolRegistry:
@@ -264,12 +282,12 @@ class ToolRegistry:
             try:
                 result = await self._attempts(tool, check.args, policy, time_limit, draft)
             except _TimedOut:
-                draft.told.extend(told)
+                draft.take(told)
                 return self._timed_out(draft, tool.name, time_limit)
             except Exception as exc:  # the whole point: a failing tool is a message, not a crash
-                draft.told.extend(told)
+                draft.take(told)
                 return self._finish(draft, f"error: {_failure(tool.name, exc)}", ok=False)
-        draft.told.extend(told)
+        draft.take(told)
         try:  # inside the guard: a result that cannot become text is a failure too
             text = _to_text(result)
         except Exception as exc:
@@ -387,10 +405,12 @@ class ToolRegistry:
             len(full),
             tuple(notes),
             repaired_from=draft.repaired_from,
-            repaired=ran and bool(draft.repaired_from or shown or draft.told or draft.dropped),
+            repaired=ran
+            and bool(draft.repaired_from or shown or draft.told_repair or draft.dropped),
             timed_out=timed_out,
             retries=draft.retries,
             time_limit=draft.time_limit,
+            sub_report=draft.sub_report,
         )
 
 
