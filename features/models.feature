@@ -47,6 +47,7 @@ Feature: Chat models are built from model specs
             api_key: sk-from-yaml
             timeout: 5
             temperature: 0.25
+            max_retries: 4
       """
     When the agents file "agents.yaml" is loaded
     And the model of agent "a" is built
@@ -64,6 +65,8 @@ Feature: Chat models are built from model specs
       | langchain_anthropic:ChatAnthropic | api_key     | anthropic_api_key       | sk-from-yaml             |
       | langchain_anthropic:ChatAnthropic | timeout     | default_request_timeout | 5.0                      |
       | langchain_anthropic:ChatAnthropic | temperature | temperature             | 0.25                     |
+      | langchain_openai:ChatOpenAI       | max_retries | max_retries             | 4                        |
+      | langchain_anthropic:ChatAnthropic | max_retries | max_retries             | 4                        |
 
   Scenario Outline: the built-in providers take kwargs, and a base_url in kwargs is the server leanloop asks: <provider>
     Given an agents file "agents.yaml" with:

@@ -33,6 +33,7 @@ OPTION_SPELLINGS: Mapping[str, tuple[str, ...]] = {
     "temperature": ("temperature",),
     "max_tokens": ("max_tokens", "max_completion_tokens", "max_tokens_to_sample", "num_predict"),
     "timeout": ("timeout", "request_timeout", "default_request_timeout"),
+    "max_retries": ("max_retries",),
 }
 """Each portable option and the names model classes use for it, portable name first."""
 

@@ -67,6 +67,8 @@ class ModelSpec:
     """The most tokens a reply may have; also the reply reserve of the context plan."""
     timeout: float | None = None
     """Seconds per request."""
+    max_retries: int | None = None
+    """Times the client retries a failed request; ``None``: the class's own default."""
     context_window: int | None = None
     """The configured window in tokens; ``None`` lets leanloop discover it."""
     kwargs: Mapping[str, Any] = field(default_factory=dict, repr=False)
