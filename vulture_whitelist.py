@@ -21,6 +21,7 @@ from leanloop.events import EventRecorder
 from leanloop.protocol.stream import HoldBack
 from leanloop.pruning.extract import PruneOutcome
 from leanloop.report import RequestRecord, RunReport
+from leanloop.sessions.model import Turn
 from leanloop.spec.types import ModelSpec
 from leanloop.testing import ScriptedChatModel
 
@@ -73,3 +74,8 @@ HoldBack.saw_call
 
 # Test hooks, documented as such: how many messages a counter measured.
 MessageCounter.computations
+
+# Read through PORTABLE_OPTIONS with getattr (models._arguments): the model option.
+ModelSpec.max_retries
+# Public API of a stored turn (leanloop.sessions), for callers inspecting a session.
+Turn.last_step

@@ -78,6 +78,9 @@ def _handler(server: _CutServer) -> type[BaseHTTPRequestHandler]:
 
         def do_POST(self) -> None:
             self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            if not self.path.endswith("/chat/completions"):  # /apply-template, /tokenize
+                self.send_error(404)
+                return
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")
             self.send_header("Connection", "close")

@@ -158,6 +158,10 @@ def _fault_handler(server: FaultServer) -> type[BaseHTTPRequestHandler]:
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             body = json.loads(self.rfile.read(length) or b"{}")
+            if not self.path.split("?", 1)[0].endswith("/chat/completions"):
+                # /apply-template, /tokenize: a plain OpenAI-compatible server has neither.
+                self._json(404, {"error": {"message": f"no route {self.path}", "code": 404}})
+                return
             reply = server._next(body)
             if reply is None:
                 message = "fault server: the scenario has no response left for this request"

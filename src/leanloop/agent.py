@@ -23,6 +23,7 @@ from langchain_core.tools import BaseTool
 from pydantic import BaseModel, ConfigDict, Field
 
 from leanloop._imports import ImportPathError, import_object
+from leanloop.conversation import run_turn, session_of
 from leanloop.exceptions import SpecError, SpecIssue
 from leanloop.inputs import AgentInput, opening_messages
 from leanloop.loop import AgentLoop, TextSink
@@ -153,16 +154,17 @@ class LLMAgent(RunnableSerializable[AgentInput, AIMessage]):
 
         return typed | RunnableLambda(pick, name="parsed")
 
-    def _loop(self) -> AgentLoop:
-        workspace = self.spec.workspace
+    def _loop(self, spec: AgentSpec | None = None, extra: Sequence[BaseTool] = ()) -> AgentLoop:
+        spec = spec or self.spec
+        workspace = spec.workspace
         registry = ToolRegistry(
-            self.tools,
-            result_max_chars=self.spec.tool_result_max_chars,
+            [*self.tools, *extra],
+            result_max_chars=spec.tool_result_max_chars,
             path_exists=workspace_path_exists(workspace) if workspace is not None else None,
             policies=self.tool_policies,
         )
         return AgentLoop(
-            spec=self.spec, model=self.model, registry=registry, pruning_model=self.pruning_model
+            spec=spec, model=self.model, registry=registry, pruning_model=self.pruning_model
         )
 
     async def ainvoke(
@@ -233,20 +235,30 @@ class LLMAgent(RunnableSerializable[AgentInput, AIMessage]):
         part of a tool call (the start of a call marker is held back, a reply that turns
         out to be a call shows nothing more). The last chunk has no text and carries the
         run report in ``response_metadata["leanloop"]``; adding up all chunks gives an
-        ``AIMessageChunk`` with the report attached.
+        ``AIMessageChunk`` with the report attached. With an ``answer_schema`` nothing is
+        streamed: one chunk carries the typed answer (its JSON, ``additional_kwargs
+        ["parsed"]``) and the report.
         """
         queue: asyncio.Queue[AIMessageChunk | None] = asyncio.Queue()
 
         async def on_text(text: str) -> None:
             await queue.put(AIMessageChunk(content=text))
 
+        typed = self.answer_schema is not None
+
         async def drive() -> None:
             try:
+                # A typed answer is made after the run: the text the model streams is not
+                # it, so the one chunk that carries it is the last.
                 final = await self._acall_with_config(
-                    self._arun, input, config, on_text=on_text, **kwargs
+                    self._arun, input, config, on_text=None if typed else on_text, **kwargs
                 )
                 await queue.put(
-                    AIMessageChunk(content="", response_metadata=final.response_metadata)
+                    AIMessageChunk(
+                        content=final.content if typed else "",
+                        additional_kwargs=final.additional_kwargs if typed else {},
+                        response_metadata=final.response_metadata,
+                    )
                 )
             finally:
                 await queue.put(None)
@@ -270,7 +282,19 @@ class LLMAgent(RunnableSerializable[AgentInput, AIMessage]):
     ) -> AIMessage:
         messages = opening_messages(input, system_prompt=self.spec.system_prompt)
         child = cast(RunnableConfig, {**config, "callbacks": run_manager.get_child()})
-        final = await self._loop().run(messages, child, on_text=on_text)
+        thread, resume = session_of(config)
+        if thread is None:
+            final = await self._loop().run(messages, child, on_text=on_text)
+        else:
+            final = await run_turn(
+                spec=self.spec,
+                messages=messages,
+                config=child,
+                thread_id=thread,
+                resume=resume,
+                make_loop=self._loop,
+                on_text=on_text,
+            )
         if self.answer_schema is None:
             return final
         return await attach_structured(

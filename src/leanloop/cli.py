@@ -27,7 +27,14 @@ from collections.abc import Coroutine, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar, cast
 
-from leanloop.exceptions import LeanloopError, RunFailed, SpecError, SpecIssue
+from leanloop.exceptions import (
+    LeanloopError,
+    RunFailed,
+    SessionError,
+    SpecError,
+    SpecIssue,
+    UnfinishedTurn,
+)
 from leanloop.report import ENDED_OTHERWISE, summary_line
 
 if TYPE_CHECKING:
@@ -39,7 +46,8 @@ EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_ENDED_OTHERWISE = 0, 1, 2, 3
 
 T = TypeVar("T")
 
-_EPILOG = """exit codes: 0 answered · 1 failed · 2 bad input · 3 ended otherwise (max_rounds,
+_EPILOG = """exit codes: 0 answered · 1 failed · 2 bad input (or a session that cannot take
+the turn: busy, or an unfinished turn to --resume) · 3 ended otherwise (max_rounds,
 budget_exhausted, repeated_calls: the composed answer is printed) · 130 interrupted"""
 
 _ENDINGS = {
@@ -52,7 +60,13 @@ _ENDINGS = {
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI with ``argv`` (default: ``sys.argv[1:]``) and return the exit code."""
     parser = _parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    # argparse gives an optional positional its (empty) value at the first option that
+    # follows the file (`run FILE --json QUESTION`): the question then comes back here.
+    if extra and getattr(args, "question", None) == "" and len(extra) == 1:
+        args.question = extra.pop()
+    if extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
     verbose = getattr(args, "verbose", False)
     logging.basicConfig(
         level=logging.WARNING, format="leanloop: %(levelname)s: %(message)s", force=True
@@ -65,6 +79,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         _json_error(args, str(exc))
         for issue in exc.issues:
             print(f"error: {issue}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except SessionError as exc:  # a session that cannot take this turn: say how to go on
+        _json_error(args, str(exc))
+        hint = ""
+        if isinstance(exc, UnfinishedTurn):
+            hint = f"; finish it with: leanloop run {args.file} --session {args.session} --resume"
+        print(f"error: {exc}{hint}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except LeanloopError as exc:
         _json_error(args, str(exc))
@@ -178,21 +199,48 @@ def _parser() -> argparse.ArgumentParser:
     validate.add_argument(
         "--check-models",
         action="store_true",
-        help="also build every agent's chat models (no request is sent): reports a missing "
-        "provider package, missing credentials or an option the model refuses",
+        help="also build every agent's chat models (no request is sent) and start each MCP "
+        "server the agents use, listing its tools: reports a missing provider package, "
+        "missing credentials, an option the model refuses, or a server that does not start",
     )
     validate.set_defaults(handler=_validate)
 
     run = sub.add_parser("run", help="run an agent on a question", epilog=_EPILOG)
     run.add_argument("file", help="the agents YAML file")
-    run.add_argument("question", help="what to ask the agent")
+    run.add_argument(
+        "question", nargs="?", default="", help="what to ask the agent (not with --resume)"
+    )
     run.add_argument("--agent", help="the agent's name (optional when the file has one)")
+    run.add_argument(
+        "--session",
+        metavar="ID",
+        help="continue the conversation stored under ID (created on first use)",
+    )
+    run.add_argument(
+        "--resume",
+        action="store_true",
+        help="with --session: finish the session's unfinished turn from its last stored step",
+    )
     run.add_argument("--json", action="store_true", help="print the run report as JSON")
     run.add_argument("--html", type=Path, metavar="PATH", help="write a page of the run")
     noise = run.add_mutually_exclusive_group()
     noise.add_argument("--quiet", "-q", action="store_true", help="print the answer only")
     noise.add_argument("--verbose", "-v", action="store_true", help="debug logs on stderr")
     run.set_defaults(handler=_run)
+
+    chat = sub.add_parser(
+        "chat",
+        help="talk with an agent, turn after turn (a session)",
+        description="Read questions from stdin, one per line, and stream each answer; the "
+        "conversation is a session (--session ID continues one). Ctrl-D or /exit ends it.",
+    )
+    chat.add_argument("file", help="the agents YAML file")
+    chat.add_argument("--agent", help="the agent's name (optional when the file has one)")
+    chat.add_argument("--session", metavar="ID", help="the session (default: a new one)")
+    chat_noise = chat.add_mutually_exclusive_group()
+    chat_noise.add_argument("--quiet", "-q", action="store_true", help="print answers only")
+    chat_noise.add_argument("--verbose", "-v", action="store_true", help="debug logs on stderr")
+    chat.set_defaults(handler=_chat)
 
     window = sub.add_parser("window", help="show each agent's context window and its source")
     window.add_argument("file", help="the agents YAML file")
@@ -251,10 +299,17 @@ def _schema(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     from leanloop.agent import LLMAgent  # noqa: PLC0415
 
+    if args.resume and not args.session:
+        print("error: --resume needs --session ID (the session to resume)", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if not args.question and not args.resume:
+        print("error: the question is missing (only --resume may leave it out)", file=sys.stderr)
+        return EXIT_BAD_INPUT
     agent = LLMAgent.from_file(args.file, args.agent)
+    session = {"thread_id": args.session, "resume": args.resume} if args.session else None
     try:
         answer, report = _run_interruptible(
-            _stream(agent, args.question, show=not args.json, quiet=args.quiet)
+            _stream(agent, args.question, show=not args.json, quiet=args.quiet, session=session)
         )
     except RunFailed as exc:
         report = exc.report.to_dict()
@@ -279,14 +334,30 @@ def _run(args: argparse.Namespace) -> int:
 
 
 async def _stream(
-    agent: LLMAgent, question: str, *, show: bool, quiet: bool
+    agent: LLMAgent,
+    question: str,
+    *,
+    show: bool,
+    quiet: bool,
+    session: Mapping[str, Any] | None = None,
 ) -> tuple[str, dict[str, Any]]:
-    """Run ``agent``, writing answer text to stdout as it arrives when ``show``."""
+    """Run ``agent``, writing answer text to stdout as it arrives when ``show``.
+
+    An agent with an ``output_schema`` prints the typed answer (JSON) once it is made:
+    the text the model streams is not that answer.
+    """
     from langchain_core.runnables import RunnableConfig  # noqa: PLC0415
 
     from leanloop.progress import ProgressPrinter  # noqa: PLC0415
 
     config: RunnableConfig = {"callbacks": [] if quiet else [ProgressPrinter(sys.stderr)]}
+    if session is not None:
+        config["configurable"] = dict(session)
+    if agent.answer_schema is not None:
+        message = await agent.ainvoke(question, config)
+        if show:
+            print(message.text, flush=True)
+        return message.text, dict(message.response_metadata.get("leanloop", {}))
     parts: list[str] = []
     report: dict[str, Any] = {}
     async for chunk in agent.astream(question, config):
@@ -303,6 +374,39 @@ async def _stream(
         sys.stdout.write("\n" if answer and not answer.endswith("\n") else "")
         sys.stdout.flush()
     return answer.strip(), report
+
+
+def _chat(args: argparse.Namespace) -> int:
+    """``leanloop chat``: one turn per stdin line, each answer streamed, in one session."""
+    import uuid  # noqa: PLC0415
+
+    from leanloop.agent import LLMAgent  # noqa: PLC0415
+
+    agent = LLMAgent.from_file(args.file, args.agent)
+    thread = args.session or f"chat-{uuid.uuid4().hex[:12]}"
+    if not args.session:
+        print(f"leanloop: session {thread} (continue it with --session {thread})", file=sys.stderr)
+    code = EXIT_OK
+    while True:
+        if sys.stdin.isatty():
+            print("> ", end="", file=sys.stderr, flush=True)
+        line = sys.stdin.readline()
+        if not line or line.strip() in ("/exit", "/quit"):
+            return code
+        question = line.strip()
+        if not question:
+            continue
+        session = {"thread_id": thread, "resume": False}
+        try:
+            _, report = _run_interruptible(
+                _stream(agent, question, show=True, quiet=args.quiet, session=session)
+            )
+        except RunFailed as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            code = EXIT_FAILED
+            continue
+        if not args.quiet:
+            print(summary_line(report), file=sys.stderr)
 
 
 def _emit_report(

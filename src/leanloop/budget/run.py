@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.messages import AIMessage, BaseMessage, convert_to_openai_messages
 from langchain_core.runnables import RunnableConfig
 
 from leanloop import events
@@ -29,7 +29,9 @@ from leanloop.budget import (
     small_window_warning,
 )
 from leanloop.budget.fit import RunFitter
+from leanloop.budget.server_tokens import default_token_counter, tokenize_root
 from leanloop.budget.tokens import is_answer_turn
+from leanloop.budget.turns import EarlierTurns
 from leanloop.report import RunReport
 from leanloop.spec.types import AgentSpec, ModelSpec
 
@@ -50,6 +52,8 @@ class Prepared:
     """Above the plan's ceiling even after trimming."""
     fits_window: bool
     """Small enough to send at all: the estimate plus the reply reserve fit the window."""
+    counted: bool = False
+    """``tokens`` is the server's own count of this request, not the estimate."""
 
 
 async def resolve_window(spec: ModelSpec, model: BaseChatModel) -> Window:
@@ -129,6 +133,13 @@ class RunBudget:
             self.counter, keep_steps=spec.trim_keep_steps, enabled=spec.trim_tool_results
         )
         """The request view from one step to the next, and the run's trimmed copies."""
+        # A llama.cpp server of our own counts a request exactly (/apply-template and
+        # /tokenize); Ollama has neither, hosted APIs are never asked.
+        own = spec.model.provider != "ollama" and tokenize_root(spec.model.base_url)
+        self._exact_url: str | None = spec.model.base_url if own else None
+        self._exact_misses = 0
+        self.turns: EarlierTurns | None = None
+        """A session's earlier turns in the history (set by the loop), else ``None``."""
         report.window, report.window_source = window.tokens, window.source
         report.window_note = window.note
         if warning := small_window_warning(window):
@@ -154,10 +165,34 @@ class RunBudget:
         """Build the request view of ``history`` (trimmed to fit), measure it, report it.
 
         Results trimmed for the previous request stay trimmed while ``history`` extends
-        the previous one, so a step costs what it added (:class:`RunFitter`).
+        the previous one, so a step costs what it added (:class:`RunFitter`). On a
+        llama.cpp server of our own the view is then counted as the server will count it
+        (:meth:`_count_exactly`).
         """
         plan = plan or self.plan
-        fitted = self._fitter.fit(history, plan=plan, tools=tools)
+        prepared = await self._fit(history, tools, step, plan)
+        if self._exact_url is not None:
+            prepared = await self._count_exactly(history, prepared, tools, step, plan)
+        await self._announce(prepared, step)
+        return prepared
+
+    async def _fit(
+        self,
+        history: Sequence[BaseMessage],
+        tools: Sequence[Mapping[str, Any]],
+        step: int,
+        plan: ContextPlan,
+    ) -> Prepared:
+        turns = self.turns
+        fitted = self._fitter.fit(turns.view(history) if turns else history, plan=plan, tools=tools)
+        while fitted.over and turns is not None:
+            # Still over after trimming: leave out whole earlier turns, oldest first, down
+            # to the trim target (headroom, so the next steps don't omit one each).
+            excess = (fitted.tokens_after - plan.trim_target) * self.chars_per_token
+            if not turns.omit_for(history, int(excess), self.counter.chars):
+                break
+            self._note_omitted(step, turns.omitted)
+            fitted = self._fitter.fit(turns.view(history), plan=plan, tools=tools)
         if fitted.trimmed:
             # A result stays trimmed from one view to the next, or is trimmed again after a
             # view sent whole: count each result once (history messages live for the run).
@@ -185,8 +220,57 @@ class RunBudget:
             over_budget=tokens > plan.ceiling,
             fits_window=tokens + plan.reply_reserve <= plan.window,
         )
-        await self._announce(prepared, step)
         return prepared
+
+    async def _count_exactly(
+        self,
+        history: Sequence[BaseMessage],
+        prepared: Prepared,
+        tools: Sequence[Mapping[str, Any]],
+        step: int,
+        plan: ContextPlan,
+    ) -> Prepared:
+        """``prepared`` with the server's own count of its prompt, when the server gives one.
+
+        The count also corrects the estimator before the request is sent (as a reply's
+        ``prompt_tokens`` does after it). When the count puts a view the estimate had
+        under the ceiling over it, the view is fitted again with the corrected ratio and
+        counted again (twice at most); a view the estimate already had over stays as the
+        fitter left it.
+        """
+        counter = default_token_counter()
+        for _ in range(2):
+            counted = await counter.count_request(
+                self._exact_url,
+                convert_to_openai_messages(prepared.messages),
+                prepared.tools,
+                api_key=self.spec.model.api_key,
+            )
+            if counted is None:
+                self._exact_misses += 1
+                if self._exact_misses >= 2:  # no /apply-template here: stop asking this run
+                    self._exact_url = None
+                return prepared
+            self._learn(prepared, counted)
+            exact = dataclasses.replace(
+                prepared,
+                tokens=counted,
+                counted=True,
+                over_budget=counted > plan.ceiling,
+                fits_window=counted + plan.reply_reserve <= plan.window,
+            )
+            if not exact.over_budget or prepared.over_budget:
+                return exact
+            prepared = await self._fit(history, tools, step, plan)
+            if prepared.over_budget:
+                return prepared
+        return exact
+
+    def _note_omitted(self, step: int, omitted: int) -> None:
+        if self.report.session is not None:
+            self.report.session["omitted_turns"] = omitted
+        self.report.events.append(f"step {step}: {omitted} earlier turns omitted from the request")
+        _log.info("%d earlier turns omitted from the request at step %d", omitted, step)
 
     def force_trim_plan(self, prepared: Prepared, overflow: Overflow) -> ContextPlan:
         """Learn from a refusal for size and return a plan that makes the retry smaller."""
@@ -212,16 +296,20 @@ class RunBudget:
         usage: Mapping[str, Any] = reply.usage_metadata or {}
         reported = usage.get("input_tokens")
         if isinstance(reported, int) and reported > 0:
-            tools = self.counter.schema_chars(prepared.tools)
-            counted = 0 if self.counter.drops_tools(prepared.messages) else tools
-            self.counter.estimator.observe_request(
-                message_chars=prepared.chars - counted,
-                tool_chars=tools,
-                answer_turn=is_answer_turn(prepared.messages),
-                input_tokens=reported,
-            )
+            self._learn(prepared, reported)
             return reported
         return None
+
+    def _learn(self, prepared: Prepared, input_tokens: int) -> None:
+        """Correct the estimator from the server's count of ``prepared``."""
+        tools = self.counter.schema_chars(prepared.tools)
+        counted = 0 if self.counter.drops_tools(prepared.messages) else tools
+        self.counter.estimator.observe_request(
+            message_chars=prepared.chars - counted,
+            tool_chars=tools,
+            answer_turn=is_answer_turn(prepared.messages),
+            input_tokens=input_tokens,
+        )
 
     async def _announce(self, prepared: Prepared, step: int) -> None:
         payload = {

@@ -22,7 +22,7 @@ import logging
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -149,6 +149,61 @@ class ServerTokenCounter:
             "%s counts %d characters as %d tokens (%.2f a token)", root, len(sample), tokens, ratio
         )
         return ratio
+
+    async def count_request(
+        self,
+        base_url: str | None,
+        messages: list[dict[str, Any]],
+        tools: Sequence[Mapping[str, Any]] = (),
+        *,
+        api_key: str | None = None,
+    ) -> int | None:
+        """The prompt tokens the server will count for a chat request, or ``None``.
+
+        llama.cpp renders the request with its own chat template (``POST /apply-template``,
+        the tool list included, as it will for the completion) and counts the result
+        (``/tokenize``): the same figure its reply's ``prompt_tokens`` will report.
+        """
+        root = tokenize_root(base_url)
+        if root is None or not messages:
+            return None
+        key = f"{root} apply-template"
+        with self._lock:
+            if self._unsupported.get(key, 0.0) > self._clock():
+                return None
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        body: dict[str, Any] = {"messages": messages}
+        if tools:
+            body["tools"] = list(tools)
+        prompt, supported = await self._apply_template(root, body, headers)
+        if not supported:
+            with self._lock:
+                self._unsupported[key] = self._clock() + self._unsupported_ttl
+        if prompt is None:
+            return None
+        return await self.count(base_url, prompt, api_key=api_key)
+
+    async def _apply_template(
+        self, root: str, body: dict[str, Any], headers: dict[str, str]
+    ) -> tuple[str | None, bool]:
+        url = f"{root}/apply-template"
+        try:
+            async with asyncio.timeout(self._timeout), self._client_factory() as client:
+                response = await client.post(url, json=body, headers=headers)
+        except TimeoutError:
+            return None, True
+        except Exception as exc:  # a count is a nicety: any failure means "unknown"
+            logger.debug("POST %s failed: %s", url, type(exc).__name__)
+            return None, False
+        if response.status_code in _NO_ENDPOINT:
+            return None, False
+        if not response.is_success:
+            return None, True
+        try:
+            prompt: Any = response.json().get("prompt")
+        except (ValueError, AttributeError):
+            return None, True
+        return (prompt if isinstance(prompt, str) and prompt else None), True
 
     def clear(self) -> None:
         """Forget every cached answer."""

@@ -11,6 +11,6 @@
 
 from __future__ import annotations
 
-from leanloop.loop.driver import AgentLoop, TextSink
+from leanloop.loop.driver import AgentLoop, StepSink, TextSink, TurnContext
 
-__all__ = ["AgentLoop", "TextSink"]
+__all__ = ["AgentLoop", "StepSink", "TextSink", "TurnContext"]

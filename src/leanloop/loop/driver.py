@@ -34,6 +34,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from leanloop import events
 from leanloop.budget import Window, parse_overflow
 from leanloop.budget.run import Prepared, RunBudget, resolve_window, sized_model
+from leanloop.budget.turns import EarlierTurns
 from leanloop.exceptions import RunFailed
 from leanloop.loop import prompts
 from leanloop.loop.guard import CallGuard, workspace_fingerprint
@@ -57,12 +58,38 @@ from leanloop.report import RequestRecord, RunReport, StopReason
 from leanloop.spec.types import AgentSpec
 from leanloop.tools.registry import ToolRegistry
 
-__all__ = ["AgentLoop", "CutStreamError", "TextSink"]
+__all__ = ["AgentLoop", "CutStreamError", "StepSink", "TextSink", "TurnContext"]
 
 _log = logging.getLogger(__name__)
 
 TextSink = Callable[[str], Awaitable[None]]
 """Where streamed answer text goes."""
+
+StepSink = Callable[[int, list[BaseMessage]], Awaitable[None]]
+"""Receives each completed step (its reply and results) before the next request."""
+
+
+@dataclass(frozen=True)
+class TurnContext:
+    """What a session adds to a run (see :mod:`leanloop.sessions`).
+
+    Attributes:
+        earlier_starts: The opening's index of each earlier turn's first message.
+        current_start: The opening's index where the current turn starts.
+        on_step: Called with each completed step (step 0: the prefetched reads) once its
+            reply and results are in the history, before the next request.
+        resume: Steps of this turn a previous process completed, in order: they go into
+            the history as they are and the run goes on after the last one.
+        recall: Whether the model has the ``recall`` tool (the omission note names it).
+        session: What the report's ``session`` starts with (thread, turn, notes).
+    """
+
+    earlier_starts: Sequence[int] = ()
+    current_start: int = 0
+    on_step: StepSink | None = None
+    resume: Sequence[tuple[int, Sequence[BaseMessage]]] = ()
+    recall: bool = False
+    session: Mapping[str, Any] | None = None
 
 
 class _StillTooLarge(Exception):
@@ -122,6 +149,8 @@ class _Run:
     bindings: dict[tuple[int, str | None], tuple[Sequence[Any], Any]] = field(default_factory=dict)
     """The run's model with each schema list bound: binding converts every schema, and the
     loop binds the same list on every step."""
+    on_step: StepSink | None = None
+    """A session's sink for completed steps; ``None`` outside a session."""
 
 
 class AgentLoop:
@@ -150,6 +179,7 @@ class AgentLoop:
         config: RunnableConfig,
         *,
         on_text: TextSink | None = None,
+        turn: TurnContext | None = None,
     ) -> AIMessage:
         """Run the loop from ``messages`` to a final answer.
 
@@ -158,14 +188,16 @@ class AgentLoop:
             config: The run's config (callbacks, tags) passed to every model call.
             on_text: When given, replies are streamed and their text (never any part of a
                 tool call) is passed here as it arrives.
+            turn: A session's earlier turns, step sink and steps to resume from.
 
         Raises:
             RunFailed: When a request to the model fails for a reason other than its size
                 (after LangChain's own retries); nothing half-done stays in the history.
         """
         text = question_of(messages)
+        turn = turn or TurnContext()
         with request_naming(text, self.spec.workspace) as named:
-            run = await self._start(messages, config, question=text, named=named)
+            run = await self._start(messages, config, question=text, named=named, turn=turn)
             run.on_text = on_text
             return await self._drive(run)
 
@@ -202,14 +234,21 @@ class AgentLoop:
         *,
         question: str,
         named: Callable[[], list[str]],
+        turn: TurnContext,
     ) -> _Run:
         report = RunReport(question=question)
+        if turn.session is not None:
+            report.session = {"omitted_turns": 0, "resumed_from": None, **turn.session}
         window = await resolve_window(self.spec.model, self.model)
         # The model this run talks to asks the server for the window the budget rests on.
         model = sized_model(self.spec.model, self.model, window)
         budget = RunBudget(
             spec=self.spec, window=window, model=self.model, report=report, config=config
         )
+        if turn.earlier_starts:
+            budget.turns = EarlierTurns(
+                list(turn.earlier_starts), turn.current_start, recall=turn.recall
+            )
         protocol = ToolProtocol(
             mode=initial_mode(self.spec.tool_mode, self.model), schemas=self.schemas
         )
@@ -248,8 +287,11 @@ class AgentLoop:
         run.guard = guard
         run.question = question
         run.model = model
+        run.on_step = turn.on_step
         _install_system(run)
-        await self._prefetch(run, named)
+        if not any(step == 0 for step, _ in turn.resume):
+            await self._prefetch(run, named)
+        _resume(run, turn.resume)
         return run
 
     async def _prefetch(self, run: _Run, named: Callable[[], list[str]]) -> None:
@@ -275,6 +317,8 @@ class AgentLoop:
         messages = _result_messages(run, calls, results, step=0)
         run.history.extend([reply, *messages])
         run.report.prefetched = paths
+        if run.on_step is not None:
+            await run.on_step(0, [reply, *messages])
         await _emit_step(run, 0, prefetch=True)
 
     async def _pruning(self, model: BaseChatModel, window: Window) -> tuple[BaseChatModel, int]:
@@ -524,6 +568,8 @@ class AgentLoop:
             messages = [text_result_turn("\n".join(read.corrections))]
         # A reply and its results enter the history together, or not at all.
         run.history.extend([read.reply, *messages])
+        if run.on_step is not None:  # stored before the next request: a resume starts here
+            await run.on_step(step, [read.reply, *messages])
         run.step = run.report.steps = step
         await _emit_step(run, step)
 
@@ -621,6 +667,19 @@ def _result_messages(
             update={"content": f"{last.text}\n\n{line}", "additional_kwargs": kwargs}
         )
     return messages
+
+
+def _resume(run: _Run, steps: Sequence[tuple[int, Sequence[BaseMessage]]]) -> None:
+    """Put the steps a previous process completed into the history and go on after them."""
+    if not steps:
+        return
+    for _, messages in steps:
+        run.history.extend(messages)
+    last = max(step for step, _ in steps)
+    run.step = run.report.steps = last
+    if run.report.session is not None:
+        run.report.session["resumed_from"] = last
+    run.report.events.append(f"resumed after step {last} ({len(steps)} stored steps)")
 
 
 async def _emit_step(run: _Run, step: int, *, prefetch: bool = False) -> None:

@@ -1,3 +1,60 @@
-"""Sessions: conversations stored under a ``thread_id``, continued, resumed."""
+"""Sessions: conversations stored under a ``thread_id``, continued, resumed.
 
-__all__: list[str] = []
+A store (:func:`open_store`: SQLite by default, PostgreSQL for several hosts) keeps each
+thread's turns, each turn's completed steps and the model's notes. Each step is
+committed before the next request, so a run killed half-way is resumed from its last
+completed step (:meth:`SessionStore.reopen_turn`). One process runs one turn of a thread
+at a time (:func:`thread_lock`); the store refuses a second process's turn while the first
+one's process lives (``SessionBusy``), and asks for a resume when it died
+(``UnfinishedTurn``).
+
+The names are imported on first use, so ``import leanloop.sessions`` (and
+:func:`open_store`, :func:`thread_lock`) do not load LangChain.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from leanloop.sessions.locks import thread_lock
+    from leanloop.sessions.model import Session, SessionStore, Turn, TurnStatus
+    from leanloop.sessions.owner import Owner
+    from leanloop.sessions.stores import open_store, redact_url, sqlite_path, sqlite_url
+
+__all__ = [
+    "Owner",
+    "Session",
+    "SessionStore",
+    "Turn",
+    "TurnStatus",
+    "open_store",
+    "redact_url",
+    "sqlite_path",
+    "sqlite_url",
+    "thread_lock",
+]
+
+_HOMES = {
+    "Owner": "owner",
+    "Session": "model",
+    "SessionStore": "model",
+    "Turn": "model",
+    "TurnStatus": "model",
+    "open_store": "stores",
+    "redact_url": "stores",
+    "sqlite_path": "stores",
+    "sqlite_url": "stores",
+    "thread_lock": "locks",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        msg = f"module {__name__!r} has no attribute {name!r}"
+        raise AttributeError(msg)
+    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value  # later lookups find it without calling this again
+    return value

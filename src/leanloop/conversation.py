@@ -1,0 +1,239 @@
+"""One turn of a session: the stored history in, each step stored, the answer stored.
+
+With ``config={"configurable": {"thread_id": "t1"}}`` (``leanloop run --session t1``) a run
+is one turn of a conversation kept in a session store (:mod:`leanloop.sessions`):
+
+* the request starts from the earlier finished turns, then the new question; what each
+  request sends is still decided by the budget (old turns' results are trimmed first,
+  then whole old turns are left out, see :mod:`leanloop.budget.turns`);
+* each completed step is stored before the next request, so a process that dies mid-run
+  can be resumed (``"resume": True``, ``--resume``) from its last completed step, with no
+  tool run twice;
+* the model gets ``recall`` (search the earlier turns) when there are any, and ``note``
+  (``notes: true``); the session's notes are sent with every request, never trimmed;
+* turns of one thread run one at a time (in this process a second waits; another live
+  process holding the thread is a :class:`~leanloop.exceptions.SessionBusy`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.runnables import RunnableConfig
+from langchain_core.tools import BaseTool
+
+from leanloop.exceptions import SessionError
+from leanloop.loop import AgentLoop, TextSink, TurnContext
+from leanloop.sessions import Turn, open_store, thread_lock
+from leanloop.spec.types import AgentSpec
+from leanloop.tools.session import note_tool, recall_tool
+
+__all__ = ["NOTES_MAX_CHARS", "run_turn", "session_of", "store_url"]
+
+NOTES_MAX_CHARS = 1_500
+"""The most characters of notes sent with a request (the newest notes that fit)."""
+_NOTES_HEADER = "Your notes from earlier turns of this conversation (newest last):"
+
+MakeLoop = Callable[[AgentSpec, Sequence[BaseTool]], AgentLoop]
+
+
+def session_of(config: RunnableConfig | None) -> tuple[str | None, bool]:
+    """The ``thread_id`` and ``resume`` flag of a call's ``configurable``, if any."""
+    configurable: Mapping[str, Any] = (config or {}).get("configurable") or {}
+    thread = configurable.get("thread_id")
+    if thread is None:
+        return None, False
+    if not isinstance(thread, str) or not thread.strip():
+        msg = f"thread_id must be a non-empty string, got {thread!r}"
+        raise SessionError(msg)
+    return thread, bool(configurable.get("resume", False))
+
+
+def store_url(spec: AgentSpec) -> str:
+    """The agent's session store: ``sessions.store``, else a SQLite file beside the file."""
+    if spec.session_store is not None:
+        return spec.session_store
+    folder = spec.source.parent if spec.source is not None else Path.cwd()
+    return f"sqlite:///{folder / '.leanloop' / 'sessions.db'}"
+
+
+async def run_turn(
+    *,
+    spec: AgentSpec,
+    messages: Sequence[BaseMessage],
+    config: RunnableConfig,
+    thread_id: str,
+    resume: bool,
+    make_loop: MakeLoop,
+    on_text: TextSink | None = None,
+) -> AIMessage:
+    """Run one turn of the session ``thread_id`` (see the module docstring).
+
+    Args:
+        spec: The agent.
+        messages: The opening: the system message, then the new question alone (with
+            ``resume``, the question may be left out: the stored one is used).
+        config: The run's config.
+        thread_id: The session.
+        resume: Go on with the session's unfinished turn instead of starting one.
+        make_loop: Builds the loop for ``spec`` with extra tools.
+        on_text: Streamed answer text goes here.
+
+    Raises:
+        SessionError: The input has more than the new question, there is nothing to
+            resume, or the store cannot be used.
+        SessionBusy: Another live process is running a turn of this session.
+        UnfinishedTurn: The last turn did not finish and ``resume`` was not asked for.
+    """
+    system = messages[0] if messages and isinstance(messages[0], SystemMessage) else None
+    new = list(messages[1:] if system is not None else messages)
+    store = open_store(store_url(spec))
+    try:
+        async with thread_lock(store.url, thread_id):
+            session = await store.load(thread_id)
+            if resume:
+                turn = await store.reopen_turn(thread_id)
+                _check_resume_input(new, turn)
+                number, question, stored = turn.number, turn.question, turn.steps
+            else:
+                question = _new_question(new)
+                number = await store.begin_turn(thread_id, question)
+                stored = []
+            earlier = [t for t in session.turns if t.status == "done" and t.number < number]
+            notes = list(session.notes)
+
+            async def save_note(text: str) -> None:
+                await store.add_note(thread_id, number, text)
+                notes.append(text)
+
+            async def save_step(step: int, step_messages: list[BaseMessage]) -> None:
+                await store.add_step(thread_id, number, step, step_messages)
+
+            tools: list[BaseTool] = []
+            history = [(t.number, _turn_messages(t)) for t in earlier]
+            if history:
+                tools.append(recall_tool(history))
+            if spec.notes:
+                tools.append(note_tool(save_note))
+            opening, starts = _opening(system, history, question, notes)
+            turn_context = TurnContext(
+                earlier_starts=starts,
+                current_start=len(opening) - 1,
+                on_step=save_step,
+                resume=stored,
+                recall=bool(history),
+                session={"thread_id": thread_id, "turn": number, "earlier_turns": len(history)},
+            )
+            loop = make_loop(_with_recall_pruned(spec, bool(history)), tools)
+            try:
+                final = await loop.run(opening, config, on_text=on_text, turn=turn_context)
+            except BaseException:
+                # Cancelled, failed or interrupted: the turn can be resumed (--resume).
+                with contextlib.suppress(Exception):
+                    await asyncio.shield(
+                        store.finish_turn(thread_id, number, None, status="failed")
+                    )
+                raise
+            await store.finish_turn(thread_id, number, _stored_answer(final), status="done")
+    finally:
+        await store.close()
+    report = final.response_metadata.get("leanloop")
+    if isinstance(report, dict) and isinstance(report.get("session"), dict):
+        report["session"]["notes"] = list(notes)
+    return final
+
+
+def _new_question(new: Sequence[BaseMessage]) -> BaseMessage:
+    if len(new) != 1 or not isinstance(new[0], HumanMessage):
+        msg = (
+            "with a thread_id, pass only the new question (a string or one human message): "
+            "the session holds the conversation"
+        )
+        raise SessionError(msg)
+    return new[0]
+
+
+def _check_resume_input(new: Sequence[BaseMessage], turn: Turn) -> None:
+    given = [m for m in new if m.text.strip()]
+    if given and (len(given) > 1 or given[0].text != turn.question.text):
+        msg = (
+            f"resume goes on with turn {turn.number}'s own question "
+            f"({turn.question.text[:60]!r}); leave the question out to resume"
+        )
+        raise SessionError(msg)
+
+
+def _turn_messages(turn: Turn) -> list[BaseMessage]:
+    """An earlier turn's messages, with ids (and call ids) of their own.
+
+    Every turn numbers its steps and prefetch calls from 0: without a turn prefix, two
+    turns would carry the same message ids and tool call ids in one request.
+    """
+    prefix = f"t{turn.number}-"
+    messages: list[BaseMessage] = [turn.question]
+    for _, step in turn.steps:
+        messages.extend(step)
+    if turn.answer is not None:
+        messages.append(turn.answer)
+    renamed: list[BaseMessage] = []
+    for index, message in enumerate(messages):
+        update: dict[str, Any] = {"id": f"leanloop-turn{turn.number}-{index}"}
+        if isinstance(message, AIMessage) and message.tool_calls:
+            update["tool_calls"] = [
+                {**call, "id": prefix + (call.get("id") or "")} for call in message.tool_calls
+            ]
+        if isinstance(message, ToolMessage):
+            update["tool_call_id"] = prefix + message.tool_call_id
+        renamed.append(message.model_copy(update=update))
+    return renamed
+
+
+def _opening(
+    system: BaseMessage | None,
+    history: Sequence[tuple[int, list[BaseMessage]]],
+    question: BaseMessage,
+    notes: Sequence[str],
+) -> tuple[list[BaseMessage], list[int]]:
+    """The run's opening (system with notes, earlier turns, question) and each turn's start."""
+    opening: list[BaseMessage] = []
+    text = system.text if system is not None else ""
+    if notes:
+        text = f"{text}\n\n{_notes_block(notes)}" if text else _notes_block(notes)
+    if text:
+        opening.append(SystemMessage(content=text))
+    starts = []
+    for _, messages in history:
+        starts.append(len(opening))
+        opening.extend(messages)
+    opening.append(question)
+    return opening, starts
+
+
+def _notes_block(notes: Sequence[str]) -> str:
+    """The newest notes that fit :data:`NOTES_MAX_CHARS`, oldest first."""
+    kept: list[str] = []
+    size = 0
+    for note in reversed(notes):
+        size += len(note) + 3
+        if size > NOTES_MAX_CHARS:
+            break
+        kept.append(note)
+    return "\n".join([_NOTES_HEADER, *(f"- {note}" for note in reversed(kept))])
+
+
+def _with_recall_pruned(spec: AgentSpec, recall: bool) -> AgentSpec:
+    """``spec`` with ``recall`` among the tools whose large results are pruned."""
+    if not (recall and spec.allow_tool_output_pruning) or "recall" in spec.pruning_tools:
+        return spec
+    return dataclasses.replace(spec, pruning_tools=(*spec.pruning_tools, "recall"))
+
+
+def _stored_answer(final: AIMessage) -> AIMessage:
+    """The answer as the session keeps it: its text, without the run report."""
+    return AIMessage(content=final.content, id=final.id)

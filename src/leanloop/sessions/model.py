@@ -1,0 +1,139 @@
+"""What a session is (turns, steps, notes) and what every store offers."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal, Protocol, runtime_checkable
+
+from langchain_core.messages import AIMessage, BaseMessage
+
+from leanloop.sessions.owner import Owner
+
+__all__ = ["Session", "SessionStore", "Turn", "TurnStatus"]
+
+TurnStatus = Literal["running", "done", "failed"]
+"""``running`` while its process works on it (or died doing so), then ``done`` or ``failed``."""
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One question of a session and everything the run did for it.
+
+    Attributes:
+        number: 1-based, per thread.
+        question: The human message that opened the turn.
+        steps: ``(step number, [AI reply, *result messages])`` in step order; step 0, the
+            prefetched reads, may be present.
+        answer: The final answer; ``None`` unless ``status`` is ``done``.
+        status: ``running``, ``done`` or ``failed``.
+        owner: The process that runs (or ran) the turn.
+        orphaned: ``True`` when the turn is ``running`` but its owner was found dead when
+            the session was loaded: it can be resumed.
+    """
+
+    number: int
+    question: BaseMessage
+    steps: list[tuple[int, list[BaseMessage]]]
+    answer: AIMessage | None
+    status: TurnStatus
+    owner: Owner | None = None
+    orphaned: bool = False
+
+    @property
+    def last_step(self) -> int:
+        """The highest stored step number, ``-1`` when no step is stored."""
+        return max((number for number, _ in self.steps), default=-1)
+
+
+@dataclass(frozen=True)
+class Session:
+    """A conversation stored under a ``thread_id``.
+
+    Attributes:
+        thread_id: The conversation's name (LangGraph's ``configurable.thread_id``).
+        turns: Its turns, in order (empty for a thread never used).
+        notes: The notes the model kept, in the order they were written.
+    """
+
+    thread_id: str
+    turns: list[Turn]
+    notes: list[str]
+
+    def unfinished(self) -> Turn | None:
+        """The last turn when it must be resumed: running with a dead owner, or failed."""
+        if not self.turns:
+            return None
+        last = self.turns[-1]
+        if last.status == "failed" or (last.status == "running" and last.orphaned):
+            return last
+        return None
+
+
+@runtime_checkable
+class SessionStore(Protocol):
+    """Where sessions live; :func:`leanloop.sessions.open_store` makes one from a URL.
+
+    Every method is safe to call from several tasks, event loops and processes at once:
+    each takes its own connection for the call, and the database serialises the writes.
+    Turns of one thread are additionally serialised in-process by
+    :func:`leanloop.sessions.thread_lock`.
+    """
+
+    url: str
+
+    async def load(self, thread_id: str) -> Session:
+        """The session stored under ``thread_id`` (no turns, no notes if none is)."""
+        ...
+
+    async def begin_turn(self, thread_id: str, question: BaseMessage) -> int:
+        """Start a new turn owned by this process and return its number.
+
+        Raises:
+            SessionBusy: A live process (or one on another host) runs a turn of the thread.
+            UnfinishedTurn: The last turn is running and its owner is dead: resume it.
+        """
+        ...
+
+    async def reopen_turn(self, thread_id: str, *, force: bool = False) -> Turn:
+        """Claim the unfinished last turn (orphaned or failed) to resume it.
+
+        Args:
+            thread_id: The thread.
+            force: Take the turn over even if its owner seems alive (an owner on
+                another host cannot be checked: use it once that host's run is known dead).
+
+        Raises:
+            SessionError: The thread has no unfinished turn.
+            SessionBusy: Its owner lives (and ``force`` is false).
+        """
+        ...
+
+    async def add_step(
+        self, thread_id: str, turn: int, step: int, messages: Sequence[BaseMessage]
+    ) -> None:
+        """Store one completed step of a running turn this process owns (committed on return).
+
+        Raises:
+            SessionError: The turn is not running here, or the step number is taken.
+        """
+        ...
+
+    async def finish_turn(
+        self,
+        thread_id: str,
+        turn: int,
+        answer: AIMessage | None,
+        *,
+        status: Literal["done", "failed"],
+    ) -> None:
+        """Mark a running turn this process owns ``done`` (with its answer) or ``failed``."""
+        ...
+
+    async def add_note(self, thread_id: str, turn: int, text: str) -> None:
+        """Keep a note written during ``turn``."""
+        ...
+
+    async def close(self) -> None:
+        """Release what the store holds (it keeps no connection between calls)."""
+        ...
