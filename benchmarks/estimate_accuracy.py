@@ -6,8 +6,10 @@ Usage::
 
 Runs the model-quality tasks (``benchmarks/model_quality``) with leanloop's defaults
 against the embedded llama-server and prints, for every request that the server counted,
-leanloop's estimate, the server's ``prompt_tokens`` and their ratio, then the worst ratio.
-Target (issue 13): every estimate within 10% of the server's count.
+the figure the budget judged it by (the server's own count made before the request, on
+llama.cpp: ``/apply-template`` + ``/tokenize``), the character estimate alone, the
+server's ``prompt_tokens`` and the ratios, then the worst of each. Target (issue 13):
+every figure within 10% of the server's count.
 """
 
 from __future__ import annotations
@@ -28,8 +30,12 @@ from leanloop.localmodel import ServerOptions, running_server
 CTX_SIZE = 8192
 
 
-async def _measure(modes: list[str], limit: int | None) -> list[tuple[str, str, int, int, int]]:
-    rows: list[tuple[str, str, int, int, int]] = []
+Row = tuple[str, str, int, int, int, int]
+"""mode, task, request number, budget figure, character estimate, server count."""
+
+
+async def _measure(modes: list[str], limit: int | None) -> list[Row]:
+    rows: list[Row] = []
     with tempfile.TemporaryDirectory(prefix="estimate-") as folder:
         workspace = write_workspace(Path(folder) / "workspace")
         for mode in modes:
@@ -46,8 +52,9 @@ async def _measure(modes: list[str], limit: int | None) -> list[tuple[str, str, 
                     )
                     for number, request in enumerate(result.report.get("requests", []), 1):
                         est, got = request["estimated_tokens"], request["input_tokens"]
+                        chars = request.get("char_estimate_tokens") or est
                         if est and got:
-                            rows.append((mode, task.key, number, est, got))
+                            rows.append((mode, task.key, number, est, chars, got))
     return rows
 
 
@@ -59,22 +66,31 @@ def main() -> int:
     logging.basicConfig(level=logging.ERROR)
     started = time.perf_counter()
     rows = asyncio.run(_measure(args.modes, args.limit))
-    print("| mode | task | request | estimated | server counted | estimate / count |")
-    print("|---|---|---:|---:|---:|---:|")
-    for mode, key, number, est, got in rows:
-        print(f"| {mode} | {key} | {number} | {est:,} | {got:,} | {est / got:.3f} |")
+    print(
+        "| mode | task | request | budget's figure | character estimate | server counted "
+        "| figure / count | estimate / count |"
+    )
+    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    for mode, key, number, est, chars, got in rows:
+        print(
+            f"| {mode} | {key} | {number} | {est:,} | {chars:,} | {got:,} "
+            f"| {est / got:.3f} | {chars / got:.3f} |"
+        )
     if not rows:
         print("no request was counted by the server")
         return 1
-    worst = max(rows, key=lambda r: abs(r[3] / r[4] - 1))
-    off = worst[3] / worst[4] - 1
-    within = sum(abs(r[3] / r[4] - 1) <= 0.10 for r in rows)
-    print(
-        f"\n{len(rows)} requests; {within} within 10%; worst {worst[3] / worst[4]:.3f} "
-        f"({off:+.1%}, {worst[0]} {worst[1]} request {worst[2]}); "
-        f"{time.perf_counter() - started:.0f} s"
-    )
-    return 0 if within == len(rows) else 1
+    print()
+    for label, column in (("budget's figure", 3), ("character estimate", 4)):
+        worst = max(rows, key=lambda r: abs(r[column] / r[5] - 1))
+        ratio = worst[column] / worst[5]
+        within = sum(abs(r[column] / r[5] - 1) <= 0.10 for r in rows)
+        print(
+            f"{label}: {len(rows)} requests, {within} within 10%; worst {ratio:.3f} "
+            f"({ratio - 1:+.1%}, {worst[0]} {worst[1]} request {worst[2]})"
+        )
+    print(f"{time.perf_counter() - started:.0f} s")
+    # The target is on the figure the budget decides by.
+    return 0 if all(abs(r[3] / r[5] - 1) <= 0.10 for r in rows) else 1
 
 
 if __name__ == "__main__":

@@ -64,6 +64,15 @@ Feature: Sessions: a conversation under a thread_id that stays inside the window
     And the resumed run's report says it resumed after step 2
     And the first request of the resumed run holds the results of steps 1 and 2
 
+  Scenario: Resuming with another question is refused and the turn stays resumable
+    Given a session agent with the tool "lookup"
+    When thread "x" is asked "look up a, b, c" and the model calls lookup a, lookup b, then fails
+    And thread "x" is resumed with the question "something else" expecting an error
+    Then the session error says "leave the question out to resume"
+    When thread "x" is resumed with the model calling lookup c, then answering "done: a b c"
+    Then the turn's answer is "done: a b c"
+    And lookup ran exactly once for each of "a", "b", "c"
+
   Scenario: A new question after a failed turn starts a new turn without the failed one
     Given a session agent with the tool "lookup"
     When thread "f" is asked "look up a, b, c" and the model calls lookup a, lookup b, then fails

@@ -117,6 +117,7 @@ def _harness(context: Context) -> Harness:
 
 def _ask(context: Context, thread: str, question: Any, *, resume: bool = False) -> None:
     harness = _harness(context)
+    harness.error = None
     harness.marks.append(len(harness.model.requests))
     config = {"configurable": {"thread_id": thread, "resume": resume}}
     try:
@@ -217,6 +218,11 @@ def step_resume(context: Context, thread: str, answer: str) -> None:
     harness.queue.extend([_call("lookup", key="c"), answer])
     _ask(context, thread, "", resume=True)
     assert harness.error is None, harness.error
+
+
+@when('thread "{thread}" is resumed with the question "{question}" expecting an error')
+def step_resume_other(context: Context, thread: str, question: str) -> None:
+    _ask(context, thread, question, resume=True)
 
 
 @when('thread "{thread}" is resumed expecting an error')

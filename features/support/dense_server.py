@@ -11,9 +11,10 @@ three times too low here, as it is for logs and numbers on real tokenizers.
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from support.local_http import LocalHttpServer
 
 __all__ = ["DenseServer", "render"]
 
@@ -28,7 +29,7 @@ def render(body: dict[str, Any]) -> str:
     return "".join(parts) + "<|assistant|>"
 
 
-class DenseServer:
+class DenseServer(LocalHttpServer):
     """Start with :meth:`start`; ``base_url`` is ``http://127.0.0.1:PORT/v1``."""
 
     def __init__(self, *, n_ctx: int, exact: bool = True) -> None:
@@ -38,24 +39,7 @@ class DenseServer:
         self.counts: list[int] = []
         """The prompt size of each chat request, as the server counted it."""
         self.refused = 0
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
-        self._httpd.daemon_threads = True
-
-    @property
-    def base_url(self) -> str:
-        """The ``/v1`` URL the model client talks to."""
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
-
-    def start(self) -> None:
-        """Serve on a daemon thread."""
-        threading.Thread(
-            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
-        ).start()
-
-    def stop(self) -> None:
-        """Stop serving and close the socket."""
-        self._httpd.shutdown()
-        self._httpd.server_close()
+        super().__init__(_handler(self))
 
     def route(self, path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         """The status and JSON answer for one request."""

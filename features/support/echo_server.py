@@ -10,37 +10,22 @@ from __future__ import annotations
 import json
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from support.local_http import LocalHttpServer
 
 __all__ = ["EchoServer"]
 
 
-class EchoServer:
+class EchoServer(LocalHttpServer):
     """Start with :meth:`start`; ``base_url`` is then ``http://127.0.0.1:PORT/v1``."""
 
     def __init__(self, *, delay: float = 0.0) -> None:
         self.delay = delay
         self.requests = 0
         self._lock = threading.Lock()
-        self._httpd = _Server(("127.0.0.1", 0), _handler(self))
-        self._httpd.daemon_threads = True
-
-    @property
-    def base_url(self) -> str:
-        """The ``/v1`` URL a ChatOpenAI client talks to."""
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
-
-    def start(self) -> None:
-        """Serve on a daemon thread."""
-        threading.Thread(
-            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
-        ).start()
-
-    def stop(self) -> None:
-        """Stop serving and close the socket."""
-        self._httpd.shutdown()
-        self._httpd.server_close()
+        super().__init__(_handler(self))
 
     def answer(self, body: dict[str, Any]) -> dict[str, Any]:
         """The completion for one request body."""
@@ -66,12 +51,6 @@ class EchoServer:
             ],
             "usage": {"prompt_tokens": 10, "completion_tokens": 3, "total_tokens": 13},
         }
-
-
-class _Server(ThreadingHTTPServer):
-    # The standard library listens with a backlog of 5; a hundred clients connecting at
-    # once then get connections reset, which real servers (backlog 511 and more) do not do.
-    request_queue_size = 512
 
 
 def _handler(server: EchoServer) -> type[BaseHTTPRequestHandler]:

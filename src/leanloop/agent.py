@@ -344,15 +344,7 @@ def _build_tools(spec: AgentSpec, *, extra: Sequence[BaseTool] = ()) -> list[tup
             prebuilt=agent_tools,
         )
     except ToolError as exc:
-        loc = spec.location
-        issue = SpecIssue(
-            loc.source if loc else str(spec.source or "<spec>"),
-            loc.line if loc else None,
-            loc.column if loc else None,
-            f"agents.{spec.name}.tools",
-            str(exc),
-        )
-        raise SpecError([issue]) from exc
+        raise _located(spec, "tools", str(exc)) from exc
 
 
 def _policies(spec: AgentSpec, built: list[tuple[str, BaseTool]]) -> dict[str, ToolPolicy]:
@@ -380,10 +372,11 @@ def _output_schema(spec: AgentSpec) -> type[BaseModel] | None:
 
 
 def _located(spec: AgentSpec, key: str, message: str) -> SpecError:
+    """A problem with the agent's ``key``, at the agent's place in its file."""
     loc = spec.location
     source = loc.source if loc else str(spec.source or "<spec>")
-    issue = SpecIssue(source, loc.line if loc else None, None, f"agents.{spec.name}.{key}", message)
-    return SpecError([issue])
+    line, column = (loc.line, loc.column) if loc else (None, None)
+    return SpecError([SpecIssue(source, line, column, f"agents.{spec.name}.{key}", message)])
 
 
 def _repair_paths(spec: AgentSpec) -> bool:

@@ -21,6 +21,7 @@ import asyncio
 import contextlib
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +31,7 @@ from langchain_core.tools import BaseTool
 
 from leanloop.exceptions import SessionError
 from leanloop.loop import AgentLoop, TextSink, TurnContext
-from leanloop.sessions import Turn, open_store, thread_lock
+from leanloop.sessions import SessionStore, Turn, open_store, thread_lock
 from leanloop.spec.types import AgentSpec
 from leanloop.tools.session import note_tool, recall_tool
 
@@ -98,41 +99,28 @@ async def run_turn(
         async with thread_lock(store.url, thread_id):
             session = await store.load(thread_id)
             if resume:
+                unfinished = session.unfinished()
+                if unfinished is not None:  # checked before the turn is claimed
+                    _check_resume_input(new, unfinished)
                 turn = await store.reopen_turn(thread_id)
-                _check_resume_input(new, turn)
                 number, question, stored = turn.number, turn.question, turn.steps
             else:
                 question = _new_question(new)
                 number = await store.begin_turn(thread_id, question)
                 stored = []
-            earlier = [t for t in session.turns if t.status == "done" and t.number < number]
-            notes = list(session.notes)
-
-            async def save_note(text: str) -> None:
-                await store.add_note(thread_id, number, text)
-                notes.append(text)
-
-            async def save_step(step: int, step_messages: list[BaseMessage]) -> None:
-                await store.add_step(thread_id, number, step, step_messages)
-
-            tools: list[BaseTool] = []
-            history = [(t.number, _turn_messages(t)) for t in earlier]
-            if history:
-                tools.append(recall_tool(history))
-            if spec.notes:
-                tools.append(note_tool(save_note))
-            opening, starts = _opening(system, history, question, notes)
-            turn_context = TurnContext(
-                earlier_starts=starts,
-                current_start=len(opening) - 1,
-                on_step=save_step,
-                resume=stored,
-                recall=bool(history),
-                session={"thread_id": thread_id, "turn": number, "earlier_turns": len(history)},
-            )
-            loop = make_loop(_with_recall_pruned(spec, bool(history)), tools)
+            # From here the turn is this process's: however the run ends, it is finished.
+            claimed = _Claimed(store, thread_id, number, list(session.notes))
             try:
-                final = await loop.run(opening, config, on_text=on_text, turn=turn_context)
+                final = await claimed.run(
+                    spec=spec,
+                    system=system,
+                    earlier=[t for t in session.turns if t.status == "done" and t.number < number],
+                    question=question,
+                    stored=stored,
+                    config=config,
+                    make_loop=make_loop,
+                    on_text=on_text,
+                )
             except BaseException:
                 # Cancelled, failed or interrupted: the turn can be resumed (--resume).
                 with contextlib.suppress(Exception):
@@ -145,8 +133,60 @@ async def run_turn(
         await store.close()
     report = final.response_metadata.get("leanloop")
     if isinstance(report, dict) and isinstance(report.get("session"), dict):
-        report["session"]["notes"] = list(notes)
+        report["session"]["notes"] = list(claimed.notes)
     return final
+
+
+@dataclass
+class _Claimed:
+    """A turn this process owns: its store, and the notes the session holds."""
+
+    store: SessionStore
+    thread_id: str
+    number: int
+    notes: list[str]
+
+    async def save_note(self, text: str) -> None:
+        await self.store.add_note(self.thread_id, self.number, text)
+        self.notes.append(text)
+
+    async def save_step(self, step: int, messages: list[BaseMessage]) -> None:
+        await self.store.add_step(self.thread_id, self.number, step, messages)
+
+    async def run(
+        self,
+        *,
+        spec: AgentSpec,
+        system: BaseMessage | None,
+        earlier: Sequence[Turn],
+        question: BaseMessage,
+        stored: Sequence[tuple[int, Sequence[BaseMessage]]],
+        config: RunnableConfig,
+        make_loop: MakeLoop,
+        on_text: TextSink | None,
+    ) -> AIMessage:
+        """Run the turn: the earlier turns, notes and tools in, each step stored."""
+        tools: list[BaseTool] = []
+        history = [(t.number, _turn_messages(t)) for t in earlier]
+        if history:
+            tools.append(recall_tool(history))
+        if spec.notes:
+            tools.append(note_tool(self.save_note))
+        opening, starts = _opening(system, history, question, self.notes)
+        turn_context = TurnContext(
+            earlier_starts=starts,
+            current_start=len(opening) - 1,
+            on_step=self.save_step,
+            resume=stored,
+            recall=bool(history),
+            session={
+                "thread_id": self.thread_id,
+                "turn": self.number,
+                "earlier_turns": len(history),
+            },
+        )
+        loop = make_loop(_with_recall_pruned(spec, bool(history)), tools)
+        return await loop.run(opening, config, on_text=on_text, turn=turn_context)
 
 
 def _new_question(new: Sequence[BaseMessage]) -> BaseMessage:

@@ -84,6 +84,13 @@ class RequestRecord:
     """The prompt size the server reported (``reported_input_tokens`` in the dict)."""
     output_tokens: int | None = None
     estimated_tokens: int | None = None
+    """The request's size as the budget judged it: the server's own count when it gave
+    one (``counted``), else the character estimate."""
+    counted: bool = False
+    """``estimated_tokens`` is the server's count (llama.cpp ``/apply-template`` and
+    ``/tokenize``), made before the request was sent."""
+    char_estimate_tokens: int | None = None
+    """The character estimate of the request (the figure without the server's count)."""
     ceiling: int | None = None
     window: int | None = None
     tools: bool = True

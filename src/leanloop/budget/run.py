@@ -54,6 +54,8 @@ class Prepared:
     """Small enough to send at all: the estimate plus the reply reserve fit the window."""
     counted: bool = False
     """``tokens`` is the server's own count of this request, not the estimate."""
+    char_estimate: int | None = None
+    """The character estimate of this view (``tokens`` unless the server counted it)."""
 
 
 async def resolve_window(spec: ModelSpec, model: BaseChatModel) -> Window:
@@ -256,6 +258,7 @@ class RunBudget:
                 prepared,
                 tokens=counted,
                 counted=True,
+                char_estimate=prepared.tokens,
                 over_budget=counted > plan.ceiling,
                 fits_window=counted + plan.reply_reserve <= plan.window,
             )

@@ -186,24 +186,12 @@ class ServerTokenCounter:
     async def _apply_template(
         self, root: str, body: dict[str, Any], headers: dict[str, str]
     ) -> tuple[str | None, bool]:
-        url = f"{root}/apply-template"
+        response, supported = await self._post(f"{root}/apply-template", body, headers)
         try:
-            async with asyncio.timeout(self._timeout), self._client_factory() as client:
-                response = await client.post(url, json=body, headers=headers)
-        except TimeoutError:
-            return None, True
-        except Exception as exc:  # a count is a nicety: any failure means "unknown"
-            logger.debug("POST %s failed: %s", url, type(exc).__name__)
-            return None, False
-        if response.status_code in _NO_ENDPOINT:
-            return None, False
-        if not response.is_success:
-            return None, True
-        try:
-            prompt: Any = response.json().get("prompt")
+            prompt: Any = response.json().get("prompt") if response is not None else None
         except (ValueError, AttributeError):
-            return None, True
-        return (prompt if isinstance(prompt, str) and prompt else None), True
+            return None, supported
+        return (prompt if isinstance(prompt, str) and prompt else None), supported
 
     def clear(self) -> None:
         """Forget every cached answer."""
@@ -213,10 +201,16 @@ class ServerTokenCounter:
 
     async def _ask(self, root: str, text: str, headers: dict[str, str]) -> tuple[int | None, bool]:
         """``(tokens, supported)``: the count, and whether to ask this server again soon."""
-        url = f"{root}/tokenize"
+        response, supported = await self._post(f"{root}/tokenize", {"content": text}, headers)
+        return (_token_count(response) if response is not None else None), supported
+
+    async def _post(
+        self, url: str, body: dict[str, Any], headers: dict[str, str]
+    ) -> tuple[httpx.Response | None, bool]:
+        """``(response, supported)``: a successful answer, and whether to ask again soon."""
         try:
             async with asyncio.timeout(self._timeout), self._client_factory() as client:
-                response = await client.post(url, json={"content": text}, headers=headers)
+                response = await client.post(url, json=body, headers=headers)
         except TimeoutError:
             # A busy server answers late; it has the endpoint, so ask again next time.
             logger.debug("POST %s took longer than %.1f s", url, self._timeout)
@@ -226,9 +220,7 @@ class ServerTokenCounter:
             return None, False
         if response.status_code in _NO_ENDPOINT:
             return None, False
-        if not response.is_success:
-            return None, True
-        return _token_count(response), True
+        return (response if response.is_success else None), True
 
 
 def _token_count(response: httpx.Response) -> int | None:

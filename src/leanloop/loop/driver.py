@@ -609,6 +609,8 @@ class AgentLoop:
                 input_tokens=reported,
                 output_tokens=usage.get("output_tokens"),
                 estimated_tokens=prepared.tokens,
+                counted=prepared.counted,
+                char_estimate_tokens=prepared.char_estimate or prepared.tokens,
                 ceiling=plan.ceiling,
                 window=plan.window,
                 tools=kind != "final",
