@@ -76,6 +76,17 @@ class SessionLibrary:
         )
         return write_agents_file(folder, model_entry(base_url, "session-model"), AGENT, agent)
 
+    def plain_session_agents_file(self, name: str, base_url: str, model: str = "local") -> str:
+        """Write a fresh ``<TEMPDIR>/leanloop-sessions-<name>`` with a tool-less agent.
+
+        For the real model: the agent answers from the conversation alone.
+        """
+        folder = Path(BuiltIn().get_variable_value("${TEMPDIR}")) / f"leanloop-sessions-{name}"
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir(parents=True)
+        agent = agent_entry("You are a helpful assistant. Answer in one short sentence.", [])
+        return write_agents_file(folder, model_entry(base_url, model), AGENT, agent)
+
     def tool_log(self, agents_file: str) -> list[str]:
         """The keys ``lookup`` was called with, in order (empty before the first call)."""
         log = Path(agents_file).with_name(TOOL_LOG)
