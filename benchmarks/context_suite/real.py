@@ -55,9 +55,9 @@ REPLY_TOKENS = 512
 
 HOW_TO_READ = """\
 **How to read it (real mode).** Reader, extractor and summarizer are the embedded
-Qwen2.5-Coder-0.5B (llama-server on the CPU, a 4,096-token window); the model chooses its
+{model} (llama-server on the CPU, a 4,096-token window); the model chooses its
 own tool calls, so strategies differ in what the model did as well as in what the context
-kept. *Correct* (every needle's value in the answer) is informative only: a 0.5B model
+kept. *Correct* (every needle's value in the answer) is informative only: a small model
 reasons poorly. *Over window* counts requests over the window by the reference counter
 (`count_tokens_approximately`); the server refuses by its own tokenizer, which counts
 these files at about 1.6 characters a token against the counter's 4, so a request can be
@@ -177,7 +177,7 @@ def run_real(args: argparse.Namespace) -> int:
         seconds=time.perf_counter() - started,
         command=_command(args, partial=len(strategies) < len(STRATEGIES)),
         notes=_failures(logs),
-        how_to_read=HOW_TO_READ,
+        how_to_read=HOW_TO_READ.format(model=pin.name),
     )
     text = markdown_report(info, rows, [], [], strategies)
     print(text)
