@@ -58,6 +58,7 @@ RunReport.repeated_calls
 RunReport.stop_reason
 RunReport.elapsed_s
 RequestRecord.estimated_tokens
+RequestRecord.char_estimate_tokens
 
 # ModelSpec.temperature: a portable model option, passed on by name (spec/options.py).
 ModelSpec.temperature
