@@ -12,13 +12,12 @@ import json
 import subprocess
 import sys
 import textwrap
-from dataclasses import dataclass, field
-from html.parser import HTMLParser
 from typing import Any
 
 from behave import given, then, when
 from behave.runner import Context
 from langchain_core.messages import ToolMessage
+from support.html_tree import Node, parse_page
 
 from leanloop.agent import LLMAgent
 from leanloop.testing import ScriptedChatModel
@@ -142,85 +141,31 @@ def step_json_nested(context: Context, n: int, reason: str, tool: str, args: str
     assert calls == [(tool, json.loads(args))], calls
 
 
-@dataclass
-class _Element:
-    tag: str
-    attrs: dict[str, str]
-    children: list[_Element | str] = field(default_factory=list)
-
-    @property
-    def classes(self) -> set[str]:
-        return set(self.attrs.get("class", "").split())
-
-    @property
-    def text(self) -> str:
-        return "".join(c if isinstance(c, str) else c.text for c in self.children)
-
-    def all(self, tag: str, cls: str) -> list[_Element]:
-        """Descendants ``<tag class="… cls …">``, in document order."""
-        found: list[_Element] = []
-        for child in self.children:
-            if isinstance(child, _Element):
-                if child.tag == tag and (not cls or cls in child.classes):
-                    found.append(child)
-                found.extend(child.all(tag, cls))
-        return found
-
-
-class _Parser(HTMLParser):
-    _VOID = frozenset({"br", "hr", "img", "input", "link", "meta"})
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.root = _Element("#document", {})
-        self.open = [self.root]
-        self.problems: list[str] = []
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        element = _Element(tag, {k: v or "" for k, v in attrs})
-        self.open[-1].children.append(element)
-        if tag not in self._VOID:
-            self.open.append(element)
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag in self._VOID:
-            return
-        if self.open[-1].tag != tag:
-            self.problems.append(f"</{tag}> closes <{self.open[-1].tag}>")
-            return
-        self.open.pop()
-
-    def handle_data(self, data: str) -> None:
-        self.open[-1].children.append(data)
-
-
 @then(
     'the page "{name}" is well-formed and shows a sub-run of "{agent}" that stopped with "{reason}"'
 )
 def step_page(context: Context, name: str, agent: str, reason: str) -> None:
-    parser = _Parser()
-    parser.feed((context.tmp / name).read_text(encoding="utf-8"))
-    parser.close()
-    assert not parser.problems and parser.open == [parser.root], parser.problems
-    (sub,) = parser.root.all("details", "sub-run")
+    page = parse_page((context.tmp / name).read_text(encoding="utf-8"))
+    assert not page.problems and page.current is page.root, page.problems
+    (sub,) = page.root.find_all("details.sub-run")
     assert sub.attrs["data-agent"] == agent and sub.attrs["data-stop"] == reason, sub.attrs
-    (summary,) = [c for c in sub.children if isinstance(c, _Element) and c.tag == "summary"]
+    (summary,) = [c for c in sub.children if isinstance(c, Node) and c.tag == "summary"]
     assert f"stop: {reason}" in summary.text and f"sub-run of {agent}" in summary.text, summary
     # The sub-run sits inside the record of the call that made it.
     (call,) = [
-        c for c in parser.root.all("li", "call") if any(s is sub for s in c.all("details", ""))
+        c for c in page.root.find_all("li.call") if any(s is sub for s in c.find_all("details"))
     ]
-    assert call.all("span", "name")[0].text == agent, call.text
+    assert call.find_all("span.name")[0].text == agent, call.text
     context.sub_page_run = sub
 
 
 @then('that sub-run on the page was asked "{task}" and lists the call "{tool}" {fate}')
 def step_page_calls(context: Context, task: str, tool: str, fate: str) -> None:
-    sub: _Element = context.sub_page_run
-    (question,) = sub.all("div", "sub-question")
+    sub: Node = context.sub_page_run
+    (question,) = sub.find_all("div.sub-question")
     assert question.text == task, question.text
-    (call,) = sub.all("li", "call")
-    assert call.all("span", "name")[0].text == tool, call.text
+    (call,) = sub.find_all("li.call")
+    assert call.find_all("span.name")[0].text == tool, call.text
     assert call.attrs["data-fate"] == fate, call.attrs
 
 
