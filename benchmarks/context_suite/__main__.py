@@ -55,6 +55,11 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--model", default=None, help="--real: a model of `leanloop local models` (default: 0.5B)"
     )
+    parser.add_argument(
+        "--no-prefetch",
+        action="store_true",
+        help="--real: leanloop does not read the files the question names first (its default)",
+    )
     args = parser.parse_args(argv)
     if args.tasks < 1 or any(w < 512 for w in args.windows):
         parser.error("--tasks must be at least 1 and every window at least 512 tokens")

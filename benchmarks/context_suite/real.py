@@ -35,7 +35,7 @@ from benchmarks.context_suite.reference import Role, RunLog, Session
 from benchmarks.context_suite.report import ReportInfo, markdown_report
 from benchmarks.context_suite.strategies import STRATEGIES, Tuning
 from benchmarks.context_suite.suite import Models, quiet_logs, run_matrix
-from benchmarks.context_suite.tasks import make_tasks
+from benchmarks.context_suite.tasks import Task, make_tasks
 from benchmarks.context_suite.workspace import build_workspace
 from benchmarks.local_server import free_port, local_chat_model
 from leanloop.localmodel import MODEL_ALIAS, running_server
@@ -64,7 +64,13 @@ these files at about 1.6 characters a token against the counter's 4, so a reques
 refused (a failed run, listed below) without counting as over. *Aux tokens* are the
 extractor's or the summarizer's requests. *Overhead* is the client's own CPU time per
 reader request (the server's time is not in it). Same columns and counter as
-`context_suite.md`; method in `docs/adr/0012-context-efficiency-suite.md`."""
+`context_suite.md`; method in `docs/adr/0012-context-efficiency-suite.md`.
+
+**Each framework as a user runs it.** The LangChain strategies run `create_agent` with
+their middleware. leanloop runs with its defaults: the model declared with the server's
+URL (so it counts tokens with the server and learns its speed) and {prefetch}. *Facts*
+counts the values each answer quotes, of those the task asks for; *pruning* lists what
+leanloop's report said about pruning passes that fell back or left lines unread."""
 
 
 class MeasuredModel(BaseChatModel):
@@ -162,7 +168,11 @@ def run_real(args: argparse.Namespace) -> int:
                 progress=lambda line: print(line, file=sys.stderr, flush=True),
                 warm_up=False,
                 tuning=Tuning(
-                    max_rounds=REAL_ROUNDS, reader_name=MODEL_ALIAS, prompt_profile="auto"
+                    max_rounds=REAL_ROUNDS,
+                    reader_name=MODEL_ALIAS,
+                    prompt_profile="auto",
+                    prefetch=not args.no_prefetch,
+                    server_url=server.openai_url,
                 ),
                 run_timeout=RUN_TIMEOUT_S,
             )
@@ -176,8 +186,15 @@ def run_real(args: argparse.Namespace) -> int:
         seed=args.seed,
         seconds=time.perf_counter() - started,
         command=_command(args, partial=len(strategies) < len(STRATEGIES)),
-        notes=_failures(logs),
-        how_to_read=HOW_TO_READ.format(model=pin.name),
+        notes=_failures(logs) + "\n\n" + _per_run(logs, tasks),
+        how_to_read=HOW_TO_READ.format(
+            model=pin.name,
+            prefetch=(
+                "prefetching off (`--no-prefetch`): the model reads what it chooses to"
+                if args.no_prefetch
+                else "the files the question names read (and pruned) before the first request"
+            ),
+        ),
     )
     text = markdown_report(info, rows, [], [], strategies)
     print(text)
@@ -192,6 +209,8 @@ def _command(args: argparse.Namespace, *, partial: bool) -> str:
     command = "python -m benchmarks.context_suite --real"
     if args.model:
         command += f" --model {args.model}"
+    if args.no_prefetch:
+        command += " --no-prefetch"
     if partial:
         command += f" --strategies {' '.join(args.strategies)}"
     return command
@@ -201,4 +220,22 @@ def _failures(logs: Sequence[RunLog]) -> str:
     lines = ["**Runs that failed**, and why:", ""]
     failed = [g for g in logs if g.error]
     lines += [f"- {g.strategy} {g.task_id}: {(g.error or '')[:160]}" for g in failed] or ["- none"]
+    return "\n".join(lines)
+
+
+def _per_run(logs: Sequence[RunLog], tasks: Sequence[Task]) -> str:
+    """Every run: the facts its answer quotes, its time, and what pruning could not do."""
+    asked = {task.id: len(task.needles) for task in tasks}
+    lines = [
+        "**Every run**:",
+        "",
+        "| Strategy | Task | Facts | Seconds | Pruning |",
+        "|---|---|---:|---:|---|",
+    ]
+    for log in logs:
+        facts = "failed" if log.error else f"{log.found}/{asked[log.task_id]}"
+        pruning = "; ".join(log.pruning) if log.pruning else "–"
+        lines.append(
+            f"| {log.strategy} | {log.task_id} | {facts} | {log.wall_seconds:.0f} | {pruning} |"
+        )
     return "\n".join(lines)

@@ -83,6 +83,10 @@ class RunLog:
     error: str | None = None
     """Why the run ended without an answer (a refused request, an exception)."""
     correct: bool = False
+    found: int = 0
+    """Needles whose value the answer quotes."""
+    pruning: list[str] = field(default_factory=list)
+    """leanloop's events about pruning that fell back or left lines unread."""
 
     def of(self, role: Role) -> list[Request]:
         """The requests one kind of model received."""

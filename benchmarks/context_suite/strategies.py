@@ -17,8 +17,9 @@ so that every strategy aims at the same figure:
   gives one tool result).
 - ``leanloop_trim`` / ``leanloop_prune``: ``LLMAgent`` with its defaults, trimming on, and
   pruning off or on (the extractor as ``pruning_model``; ``read_file`` and ``search``
-  prunable). Files named in the question are not prefetched, so every strategy reads the
-  same way.
+  prunable). In the scripted suite files named in the question are not prefetched, so
+  every strategy follows the reader's one plan; ``--real`` runs leanloop as a user would
+  (:class:`Tuning`: prefetching on, the model declared with its server's URL).
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ __all__ = [
     "MAX_ROUNDS",
     "STRATEGIES",
     "SYSTEM_PROMPT",
+    "RunAnswer",
     "Runner",
     "Setup",
     "Strategy",
@@ -70,8 +72,18 @@ SYSTEM_PROMPT = (
 MAX_ROUNDS = 150
 """Tool rounds allowed to every strategy: enough for the longest plan at any window."""
 
-Runner = Callable[[Task], Awaitable[str]]
-"""Runs one task to its answer text (raises when the run fails)."""
+
+@dataclass(frozen=True)
+class RunAnswer:
+    """What one run ended with: the answer, and what the pruning pass could not do."""
+
+    text: str
+    pruning: tuple[str, ...] = ()
+    """leanloop's report events about pruning that fell back or left lines unread."""
+
+
+Runner = Callable[[Task], Awaitable[RunAnswer]]
+"""Runs one task to its answer (raises when the run fails)."""
 
 
 @dataclass(frozen=True)
@@ -83,6 +95,12 @@ class Tuning:
     reader_name: str = "suite-reader"
     """The model name leanloop sees (it keys the learned token ratio and the profile)."""
     prompt_profile: Literal["auto", "default", "small"] = "default"
+    prefetch: bool = False
+    """Whether leanloop reads the files the question names before the first request (its
+    default; off in the scripted suite, where the reader's plan is the same for all)."""
+    server_url: str | None = None
+    """The reader's OpenAI-compatible server, declared in leanloop's model spec as a user
+    would (so it counts tokens and measures speed on it); ``None``: a scripted reader."""
 
     @property
     def recursion_limit(self) -> int:
@@ -161,12 +179,12 @@ def _langchain(setup: Setup, middleware: list[AgentMiddleware[Any, Any, Any]]) -
         middleware=middleware,
     )
 
-    async def run(task: Task) -> str:
+    async def run(task: Task) -> RunAnswer:
         state = await agent.ainvoke(
             {"messages": [HumanMessage(task.question)]},
             config={"recursion_limit": setup.tuning.recursion_limit},
         )
-        return str(state["messages"][-1].text)
+        return RunAnswer(str(state["messages"][-1].text))
 
     return run
 
@@ -200,13 +218,24 @@ def _summarization(setup: Setup) -> Runner:
 def _leanloop(setup: Setup, *, prune: bool) -> Runner:
     key = "prune" if prune else "trim"
     tuning = setup.tuning
+    name = f"{tuning.reader_name}-{key}-{setup.window}"
+    if tuning.server_url is None:
+        model = ModelSpec(
+            class_path="benchmarks.context_suite.models:ReaderModel",
+            model=name,
+            context_window=setup.window,
+        )
+    else:
+        model = ModelSpec(
+            provider="openai-compatible",
+            model=name,
+            base_url=tuning.server_url,
+            api_key="none",
+            context_window=setup.window,
+        )
     spec = AgentSpec(
         name=f"context-suite-{key}",
-        model=ModelSpec(
-            class_path="benchmarks.context_suite.models:ReaderModel",
-            model=f"{tuning.reader_name}-{key}-{setup.window}",
-            context_window=setup.window,
-        ),
+        model=model,
         system_prompt=SYSTEM_PROMPT,
         tools=("read_file", "search", "list_files"),
         workspace=setup.workspace,
@@ -214,7 +243,7 @@ def _leanloop(setup: Setup, *, prune: bool) -> Runner:
         trim_tool_results=True,
         allow_tool_output_pruning=prune,
         pruning_tools=("read_file", "search"),
-        prefetch_mentioned_files=False,
+        prefetch_mentioned_files=tuning.prefetch,
         prompt_profile=tuning.prompt_profile,
     )
     agent = LLMAgent.from_spec(
@@ -224,9 +253,11 @@ def _leanloop(setup: Setup, *, prune: bool) -> Runner:
         pruning_model=setup.extractor if prune else None,
     )
 
-    async def run(task: Task) -> str:
+    async def run(task: Task) -> RunAnswer:
         reply = await agent.ainvoke(task.question)
-        return str(reply.text)
+        events = reply.response_metadata["leanloop"]["events"]
+        pruning = tuple(e for e in events if "pruning" in e)
+        return RunAnswer(str(reply.text), pruning)
 
     return run
 

@@ -36,7 +36,7 @@ from benchmarks.context_suite.strategies import (
 from benchmarks.context_suite.tasks import Task
 from leanloop.tools import workspace_tools
 
-__all__ = ["Models", "ModelsFactory", "answered", "quiet_logs", "run_matrix", "scripted_models"]
+__all__ = ["Models", "ModelsFactory", "quiet_logs", "quoted", "run_matrix", "scripted_models"]
 
 DEFAULT_TUNING = Tuning()
 
@@ -67,9 +67,9 @@ def scripted_models(session: Session) -> Models:
     )
 
 
-def answered(task: Task, answer: str) -> bool:
-    """Whether ``answer`` quotes every needle's value of ``task``."""
-    return all(
+def quoted(task: Task, answer: str) -> int:
+    """How many of ``task``'s needle values ``answer`` quotes."""
+    return sum(
         re.search(r"(?<![\w.-])" + re.escape(n.value) + VALUE_END, answer) is not None
         for n in task.needles
     )
@@ -162,8 +162,10 @@ async def _run_one(
     except Exception as exc:  # a failed run is a result, not a crash of the suite
         log.error = _one_line(exc)
     else:
-        log.answer = str(answer)
-        log.correct = answered(task, log.answer)
+        log.answer = answer.text
+        log.pruning = list(answer.pruning)
+        log.found = quoted(task, log.answer)
+        log.correct = log.found == len(task.needles)
     log.wall_seconds = time.perf_counter() - started
     log.cpu_seconds = time.process_time() - cpu
     return log

@@ -53,7 +53,7 @@ from leanloop.protocol import (
     question_of,
     text_result_turn,
 )
-from leanloop.pruning import augment_tool_schemas
+from leanloop.pruning import augment_tool_schemas, processed_tokens
 from leanloop.report import RequestRecord, RunReport, StopReason
 from leanloop.spec.types import AgentSpec
 from leanloop.tools.registry import ToolRegistry
@@ -151,6 +151,9 @@ class _Run:
     loop binds the same list on every step."""
     on_step: StepSink | None = None
     """A session's sink for completed steps; ``None`` outside a session."""
+    learn_speed: Callable[[float, float], None] | None = None
+    """Told ``(processed prompt tokens, seconds)`` of each answered request when the
+    pruning model shares the main model's server, so pruning limits start measured."""
 
 
 class AgentLoop:
@@ -288,6 +291,8 @@ class AgentLoop:
         run.question = question
         run.model = model
         run.on_step = turn.on_step
+        if pruner is not None and _pruning_shares_server(self.spec):
+            run.learn_speed = pruner.observe_request
         _install_system(run)
         if not any(step == 0 for step, _ in turn.resume):
             await self._prefetch(run, named)
@@ -374,6 +379,7 @@ class AgentLoop:
         """Send one request, recovering once from a refusal for size or for tools."""
         attempt, recovered_size, flattened, recut = prepared, False, False, False
         while True:
+            sent = time.perf_counter()
             try:
                 reply = await self._invoke(run, attempt)
             except asyncio.CancelledError:
@@ -404,6 +410,9 @@ class AgentLoop:
             # has no reply to record); the final request stays "final".
             retried = attempt is not prepared and kind == "step"
             self._record(run, attempt, reply, "retry" if retried else kind)
+            if run.learn_speed is not None:
+                tokens = processed_tokens(reply.usage_metadata, default=attempt.tokens)
+                run.learn_speed(tokens, time.perf_counter() - sent)
             return reply
 
     def _note_cut(self, run: _Run, exc: CutStreamError) -> None:
@@ -682,6 +691,12 @@ def _resume(run: _Run, steps: Sequence[tuple[int, Sequence[BaseMessage]]]) -> No
     if run.report.session is not None:
         run.report.session["resumed_from"] = last
     run.report.events.append(f"resumed after step {last} ({len(steps)} stored steps)")
+
+
+def _pruning_shares_server(spec: AgentSpec) -> bool:
+    """Whether the pruning model is the main model's server (its speed is the same)."""
+    own = spec.pruning_model
+    return own is None or (own.base_url is not None and own.base_url == spec.model.base_url)
 
 
 async def _emit_step(run: _Run, step: int, *, prefetch: bool = False) -> None:

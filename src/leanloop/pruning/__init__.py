@@ -35,6 +35,7 @@ from leanloop.pruning.schema import (
     augment_tool_schemas,
     split_meta_arguments,
 )
+from leanloop.pruning.speed import ServerSpeed, processed_tokens
 
 __all__ = [
     "FOCUS_ARG",
@@ -47,12 +48,14 @@ __all__ = [
     "PruneRequest",
     "PruneSettings",
     "Pruner",
+    "ServerSpeed",
     "UnreadRange",
     "augment_tool_schemas",
     "escape_reserved",
     "format_pruned",
     "is_pruned",
     "parse_prune_response",
+    "processed_tokens",
     "restore_reserved",
     "split_meta_arguments",
     "task_context_from",

@@ -12,10 +12,10 @@ Chunks are sized from the output's own characters per token: counted by the prun
 model's server when the loop injects a ``count_ratio`` (llama.cpp ``/tokenize``), else
 estimated from the kind of characters (:func:`estimate_chars_per_token`), with a 15%
 margin. A chunk the server refuses for its size (the injected ``too_large`` predicate)
-is cut in two and retried, at most four times deep. Each request has its own timeout:
-``PruneSettings.timeout`` at least, and three times what the measured speed of earlier
-answers predicts for its size; both are multiplied by the requests in flight, since a
-llama.cpp server with one slot answers them one after another.
+is cut in two and retried, at most four times deep. Each request has its own limit,
+from the server's measured speed (:mod:`leanloop.pruning.speed`: the pass's answers and,
+on a shared server, the main model's requests), multiplied by the requests in flight,
+since a llama.cpp server with one slot answers them one after another.
 
 The pass never fails a run. A chunk that fails (an exception, a timeout, an
 unparseable answer) costs only its own lines: the extracts of the other chunks are kept
@@ -63,6 +63,7 @@ from leanloop.pruning.prompt import (
 )
 from leanloop.pruning.rank import focus_terms, reading_order
 from leanloop.pruning.schema import PRUNE_ARG, PruneRequest
+from leanloop.pruning.speed import ServerSpeed, processed_tokens
 from leanloop.pruning.verify import RawIndex, Verified, strip_line_numbers, verify_lines
 
 __all__ = [
@@ -98,10 +99,6 @@ _MARGIN = 0.15
 _MAX_SPLITS = 4
 # Seconds the server may take to count the sample's tokens.
 _COUNT_TIMEOUT_S = 5.0
-# A request may take this many times what the measured speed predicts for its size ...
-_TIMEOUT_FACTOR = 3.0
-# ... but never more than this many times the configured timeout.
-_TIMEOUT_CEILING = 10.0
 # Unread ranges listed one by one in the info block; the rest are counted.
 _UNREAD_LISTED = 5
 _READ_FILE = "read_file"
@@ -123,9 +120,10 @@ class PruneSettings:
     min_chars: int = 2_000
     """Outputs shorter than this are not worth a model call and are kept whole."""
     timeout: float = 60.0
-    """Seconds one extraction request may take at least; once answers arrive, a request
-    may take three times what their speed predicts for its size (ten times this at most).
-    Either is multiplied by the pass's requests in flight, which a one-slot server queues."""
+    """Seconds one extraction request may take at least. Once the server's speed is
+    measured a request may take three times what it predicts for its size (ten times this
+    at most); until then, ten times this. Either is multiplied by the requests in flight,
+    which a one-slot server queues (:mod:`leanloop.pruning.speed`)."""
     concurrency: int = 4
     """Most extraction requests in flight at once for a chunked output."""
     verify: bool = True
@@ -280,39 +278,6 @@ class _Plan:
     source: str
 
 
-@dataclass
-class _Speed:
-    """Characters of numbered output per second the pruning model has handled so far."""
-
-    chars: int = 0
-    seconds: float = 0.0
-
-    def observe(self, chars: int, seconds: float, *, sharing: int) -> None:
-        # A server with one slot answers requests in flight one after another, so a
-        # request that shared it with others took about 1/sharing of its time itself.
-        self.chars += chars
-        self.seconds += max(seconds / sharing, 1e-6)
-
-    def expected(self, chars: int, *, sharing: int) -> float | None:
-        """Seconds a request of ``chars`` should take at the speed so far (``None``: unknown)."""
-        if not self.chars:
-            return None
-        return chars / (self.chars / self.seconds) * sharing
-
-    def timeout_for(self, chars: int, floor: float, *, sharing: int) -> float:
-        """Seconds for a request of ``chars``, sent with ``sharing`` requests in flight.
-
-        ``floor`` until an answer has come; then three times what the speed so far
-        predicts (never less than ``floor``, never more than ten times it). Either way
-        multiplied by the requests in flight, which a server with one slot queues.
-        """
-        own = floor
-        if self.chars:
-            expected = chars / (self.chars / self.seconds)
-            own = min(max(floor, _TIMEOUT_FACTOR * expected), floor * _TIMEOUT_CEILING)
-        return own * sharing
-
-
 @dataclass(frozen=True)
 class _Limits:
     """What bounds the requests of one pass: how many at once, and until when."""
@@ -320,6 +285,8 @@ class _Limits:
     semaphore: asyncio.Semaphore
     deadline_at: float | None
     """``time.perf_counter()`` value after which no request may run."""
+    chars_per_token: float
+    """The pass's ratio: a request's tokens are estimated from its characters with it."""
 
 
 @dataclass(frozen=True)
@@ -356,13 +323,26 @@ class Pruner:
         self._settings = settings
         self._count_ratio = count_ratio
         self._too_large = too_large
-        self._speed = _Speed()
+        self._speed = ServerSpeed()
         self._in_flight = 0
 
     @property
     def settings(self) -> PruneSettings:
         """The settings this pruner runs with."""
         return self._settings
+
+    def observe_request(self, tokens: float, seconds: float) -> None:
+        """Learn the server's speed from a request it answered outside the pass.
+
+        The loop calls this with each main-model request when the pruning model talks to
+        the same server, so the first chunk of a pass already gets a limit measured on
+        that server rather than the configured floor.
+
+        Args:
+            tokens: Prompt tokens the server processed (cached ones left out).
+            seconds: How long the request took.
+        """
+        self._speed.observe(tokens, seconds)
 
     async def prune(
         self,
@@ -442,6 +422,7 @@ class Pruner:
                 [chunk.text for chunk in plan.chunks], focus_terms(focus or task_context)
             ),
             deadline_at=None if deadline is None else started + deadline,
+            chars_per_token=plan.chars_per_token,
         )
         chunks = len(pieces)
         answers = [piece.answer for piece in pieces if piece.answer is not None]
@@ -567,11 +548,12 @@ class Pruner:
         *,
         order: Sequence[int] | None = None,
         deadline_at: float | None = None,
+        chars_per_token: float,
     ) -> list[_Piece]:
         semaphore = asyncio.Semaphore(self._settings.concurrency)
         call_config = _call_config(config)
         done = 0
-        limits = _Limits(semaphore, deadline_at)
+        limits = _Limits(semaphore, deadline_at, chars_per_token)
 
         async def counted(chunk: Chunk, part: int) -> list[_Piece]:
             nonlocal done
@@ -606,7 +588,7 @@ class Pruner:
         config: RunnableConfig | None,
     ) -> list[_Piece]:
         try:
-            answer = await self._extract_one(build(chunk, part), len(chunk.text), limits, config)
+            answer = await self._extract_one(build(chunk, part), limits, config)
         except _ExtractionFailed as failed:
             halves = split_chunk(chunk) if failed.too_large and depth < _MAX_SPLITS else None
             if halves is None:
@@ -632,25 +614,26 @@ class Pruner:
     async def _extract_one(
         self,
         messages: list[BaseMessage],
-        chars: int,
         limits: _Limits,
         config: RunnableConfig | None,
     ) -> PruneParse:
+        tokens = sum(len(m.text) for m in messages) / limits.chars_per_token
         async with limits.semaphore:
             sharing = self._in_flight + 1
-            timeout = self._speed.timeout_for(chars, self._settings.timeout, sharing=sharing)
+            within = None
             if limits.deadline_at is not None:
                 # Judged when the chunk's turn comes: a chunk that cannot finish in the
                 # time left is not started, and none outlives the limit.
-                left = limits.deadline_at - time.perf_counter()
-                expected = self._speed.expected(chars, sharing=sharing)
-                if left <= 0 or (expected is not None and expected > left):
+                within = limits.deadline_at - time.perf_counter()
+                expected = self._speed.expected(tokens, sharing=sharing)
+                if within <= 0 or (expected is not None and expected > within):
                     raise _ExtractionFailed(TIME_LIMIT)
-                timeout = min(timeout, left)
             self._in_flight += 1
             started = time.perf_counter()
             try:
-                async with asyncio.timeout(timeout):
+                async with self._speed.limit(
+                    tokens, self._settings.timeout, sharing=sharing, within=within
+                ):
                     reply = await self._model.ainvoke(messages, config=config)
             except TimeoutError:
                 raise _ExtractionFailed("timeout") from None
@@ -661,13 +644,13 @@ class Pruner:
             finally:
                 self._in_flight -= 1
             elapsed = time.perf_counter() - started
-            self._speed.observe(chars, elapsed, sharing=sharing)
+            usage = reply.usage_metadata if isinstance(reply, AIMessage) else None
+            self._speed.observe(processed_tokens(usage, default=tokens), elapsed, sharing=sharing)
             logger.debug(
-                "a pruning request of %d characters took %.1f s (%d in flight, timeout %.0f s)",
-                chars,
+                "a pruning request of about %d tokens took %.1f s (%d in flight)",
+                tokens,
                 elapsed,
                 sharing,
-                timeout,
             )
         text = _answer_text(reply)
         try:
