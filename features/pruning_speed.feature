@@ -76,3 +76,10 @@ Feature: Pruning limits measured on the server, not a fixed timeout
     When the paced agent is asked "Why did the job stop?"
     Then the paced report says read_file was pruned, with no pruning fallback
     And the paced main model's second request holds the 2 lines mentioning "deadlock"
+
+  Scenario: Two passes at once on a one-slot server run one after another, each within its own deadline
+    Given a sized pruning log of 2 KB in read_file form with 2 lines mentioning "deadlock"
+    And a one-slot pruning model that answers each request in 0.2 seconds, keeping "deadlock"
+    When one pruner with 300-token chunks and a 1.0 second deadline prunes the output twice at once
+    Then each of the 2 passes read 4 chunks and kept the 2 lines mentioning "deadlock", none unread
+    And the one-slot pruning model never had two requests at once

@@ -50,7 +50,7 @@ REAL_TASKS = 3
 REAL_SCALE = 100.0
 """Bytes per size unit: logs of 3–6 KB, so a CPU-only server gets through a run."""
 REAL_ROUNDS = 8
-RUN_TIMEOUT_S = 600.0
+RUN_TIMEOUT_S = 900.0
 REPLY_TOKENS = 512
 
 HOW_TO_READ = """\
@@ -200,7 +200,12 @@ def run_real(args: argparse.Namespace) -> int:
     print(text)
     if not args.no_write:
         args.results.mkdir(parents=True, exist_ok=True)
-        name = "context_suite_real.md" if not args.model else f"context_suite_real-{pin.name}.md"
+        name = "context_suite_real" if not args.model else f"context_suite_real-{pin.name}"
+        if len(strategies) < len(STRATEGIES):  # a partial run never overwrites a full one
+            name += "-" + "-".join(s.key for s in strategies)
+        if args.no_prefetch:
+            name += "-no-prefetch"
+        name += ".md"
         (args.results / name).write_text(text, encoding="utf-8")
     return 0
 

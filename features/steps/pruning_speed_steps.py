@@ -29,6 +29,7 @@ from support.fakes import AsyncOnlyChatModel
 from support.script import replies
 
 from leanloop.agent import LLMAgent
+from leanloop.pruning import PruneOutcome, Pruner, PruneRequest, PruneSettings
 from leanloop.spec.types import AgentSpec, ModelSpec
 from leanloop.testing import ScriptedChatModel
 
@@ -88,13 +89,7 @@ class PacedPruningModel(AsyncOnlyChatModel):
             await asyncio.sleep(30.0 if self.hang else self.delay)
         finally:
             self._spans.append((started, time.perf_counter()))
-        shown = [ln for ln in str(messages[-1].content).split("\n") if _NUMBERED.match(ln)]
-        kept = "".join(f"{ln}\n" for ln in shown if _WORD in ln)
-        text = (
-            "[PRUNE_INFO_START]\nkept the matching lines\n[PRUNE_INFO_END]\n"
-            f"[PRUNE_OUTPUT_START]\n{kept}[PRUNE_OUTPUT_END]"
-        )
-        return ChatResult(generations=[ChatGeneration(message=AIMessage(text))])
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(_kept(messages)))])
 
 
 @given('a paced workspace whose "{name}" holds {kb:d} KB with 2 lines mentioning "deadlock"')
@@ -250,3 +245,84 @@ def step_request_holds(context: Context, nth: str) -> None:
     assert text.startswith("[PRUNE_INFO_START]"), text[:200]
     for k in (1, 2):
         assert f"{_WORD} #{k} detected" in text, text[:600]
+
+
+class OneSlotPruningModel(AsyncOnlyChatModel):
+    """A pruning model that reads one request at a time, as llama-server with one slot."""
+
+    delay: float
+    _slot: asyncio.Lock | None = PrivateAttr(default=None)
+    _busy: int = PrivateAttr(default=0)
+    _most: int = PrivateAttr(default=0)
+
+    async def _agenerate(
+        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any
+    ) -> ChatResult:
+        self._slot = self._slot or asyncio.Lock()
+        async with self._slot:
+            self._busy += 1
+            self._most = max(self._most, self._busy)
+            try:
+                await asyncio.sleep(self.delay)
+            finally:
+                self._busy -= 1
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(_kept(messages)))])
+
+
+def _kept(messages: list[BaseMessage]) -> str:
+    shown = [ln for ln in str(messages[-1].content).split("\n") if _NUMBERED.match(ln)]
+    kept = "".join(f"{ln}\n" for ln in shown if _WORD in ln)
+    return (
+        "[PRUNE_INFO_START]\nkept the matching lines\n[PRUNE_INFO_END]\n"
+        f"[PRUNE_OUTPUT_START]\n{kept}[PRUNE_OUTPUT_END]"
+    )
+
+
+@given(
+    'a one-slot pruning model that answers each request in {seconds:g} seconds, keeping "deadlock"'
+)
+def step_one_slot(context: Context, seconds: float) -> None:
+    context.one_slot = OneSlotPruningModel(delay=seconds)
+
+
+@when(
+    "one pruner with {tokens:d}-token chunks and a {seconds:g} second deadline prunes the "
+    "output twice at once"
+)
+def step_two_passes(context: Context, tokens: int, seconds: float) -> None:
+    settings = PruneSettings(
+        window_tokens=4096, min_chars=500, max_chunk_tokens=tokens, deadline=seconds
+    )
+    pruner = Pruner(context.one_slot, settings)
+
+    async def both() -> list[PruneOutcome]:
+        passes = (
+            pruner.prune(
+                tool_name="read_file",
+                raw=context.sized_raw,
+                request=PruneRequest(focus="the deadlock errors"),
+                task_context="",
+            )
+            for _ in range(2)
+        )
+        return list(await asyncio.gather(*passes))
+
+    context.two_outcomes = run(both())
+
+
+@then(
+    'each of the 2 passes read {chunks:d} chunks and kept the 2 lines mentioning "deadlock", '
+    "none unread"
+)
+def step_two_read(context: Context, chunks: int) -> None:
+    for outcome in context.two_outcomes:
+        assert outcome.pruned and outcome.fallback is None, outcome
+        assert outcome.chunks == chunks, f"{outcome.chunks} chunks, not {chunks}"
+        assert outcome.unread == (), outcome.unread
+        for k in (1, 2):
+            assert f"{_WORD} #{k} detected" in outcome.text, outcome.text[:400]
+
+
+@then("the one-slot pruning model never had two requests at once")
+def step_one_at_once(context: Context) -> None:
+    assert context.one_slot._most == 1, context.one_slot._most

@@ -325,6 +325,8 @@ class Pruner:
         self._too_large = too_large
         self._speed = ServerSpeed()
         self._in_flight = 0
+        # Passes of one pruner run one after another (see prune()).
+        self._passes = asyncio.Lock()
 
     @property
     def settings(self) -> PruneSettings:
@@ -366,6 +368,10 @@ class Pruner:
             on_chunk: Told ``(done, total)`` as each chunk of a long pass finishes, so a
                 person watching sees the pass move; its failures never stop the pass.
 
+        Passes of one pruner run one after another (the calls of one reply, prefetched
+        files): each pass's deadline then counts its own reading, not the queue of another
+        pass's chunks on a one-slot server; the chunks of one pass still overlap.
+
         Returns:
             The outcome; its ``text`` goes into the ToolMessage. Never raises, except
             :class:`asyncio.CancelledError`.
@@ -374,6 +380,30 @@ class Pruner:
         if skipped is not None:
             logger.debug("not pruning the %s output: %s", tool_name, skipped)
             return _raw_outcome(raw, chunks=0, seconds=0.0, fallback=None, skipped=skipped)
+        # One pass at a time: a llama.cpp server with one slot reads one request at a
+        # time anyway, and a pass's deadline must measure its own reading, not the queue
+        # of another pass's chunks (three prefetched files pruned at once on a CPU model
+        # cut the last pass's chunks at its deadline). A pass's own chunks still overlap.
+        async with self._passes:
+            return await self._guarded(
+                tool_name=tool_name,
+                raw=raw,
+                request=request,
+                task_context=task_context,
+                config=config,
+                on_chunk=on_chunk,
+            )
+
+    async def _guarded(
+        self,
+        *,
+        tool_name: str,
+        raw: str,
+        request: PruneRequest,
+        task_context: str,
+        config: RunnableConfig | None,
+        on_chunk: ChunkDone | None,
+    ) -> PruneOutcome:
         started = time.perf_counter()
         try:
             return await self._run(
@@ -636,6 +666,10 @@ class Pruner:
                 ):
                     reply = await self._model.ainvoke(messages, config=config)
             except TimeoutError:
+                # The pass's deadline ended it (the timer and perf_counter are two clocks,
+                # hence the slack), not the server's slowness: say which.
+                late = time.perf_counter() >= (limits.deadline_at or float("inf")) - 0.05
+                raise _ExtractionFailed(TIME_LIMIT if late else "timeout") from None
                 raise _ExtractionFailed("timeout") from None
             except Exception as exc:  # any model failure means: this chunk is not read
                 raise _ExtractionFailed(
