@@ -385,39 +385,20 @@ class Pruner:
         # of another pass's chunks (three prefetched files pruned at once on a CPU model
         # cut the last pass's chunks at its deadline). A pass's own chunks still overlap.
         async with self._passes:
-            return await self._guarded(
-                tool_name=tool_name,
-                raw=raw,
-                request=request,
-                task_context=task_context,
-                config=config,
-                on_chunk=on_chunk,
-            )
-
-    async def _guarded(
-        self,
-        *,
-        tool_name: str,
-        raw: str,
-        request: PruneRequest,
-        task_context: str,
-        config: RunnableConfig | None,
-        on_chunk: ChunkDone | None,
-    ) -> PruneOutcome:
-        started = time.perf_counter()
-        try:
-            return await self._run(
-                tool_name=tool_name,
-                raw=raw,
-                request=request,
-                task_context=task_context,
-                config=config,
-                started=started,
-                on_chunk=on_chunk,
-            )
-        except Exception as exc:  # a bug in the pass must not fail the run either
-            logger.debug("the pruning pass failed unexpectedly", exc_info=True)
-            return self._fall_back(tool_name, raw, _exception_reason(exc), 0, started)
+            started = time.perf_counter()
+            try:
+                return await self._run(
+                    tool_name=tool_name,
+                    raw=raw,
+                    request=request,
+                    task_context=task_context,
+                    config=config,
+                    started=started,
+                    on_chunk=on_chunk,
+                )
+            except Exception as exc:  # a bug in the pass must not fail the run either
+                logger.debug("the pruning pass failed unexpectedly", exc_info=True)
+                return self._fall_back(tool_name, raw, _exception_reason(exc), 0, started)
 
     async def _run(
         self,
@@ -670,7 +651,6 @@ class Pruner:
                 # hence the slack), not the server's slowness: say which.
                 late = time.perf_counter() >= (limits.deadline_at or float("inf")) - 0.05
                 raise _ExtractionFailed(TIME_LIMIT if late else "timeout") from None
-                raise _ExtractionFailed("timeout") from None
             except Exception as exc:  # any model failure means: this chunk is not read
                 raise _ExtractionFailed(
                     _exception_reason(exc), too_large=self._is_too_large(exc)
