@@ -29,6 +29,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from leanloop.budget.window import is_own_host
+from leanloop.httpclients import loop_safe_async_client
 
 __all__ = [
     "SAMPLE_CHARS",
@@ -75,7 +76,8 @@ class ServerTokenCounter:
 
     Args:
         timeout: Seconds allowed for one count (connection included).
-        client_factory: Builds the ``httpx.AsyncClient`` for one count; inject in tests.
+        client_factory: Builds the ``httpx.AsyncClient`` for one count (closed after it);
+            inject in tests. ``None``: one shared client, its pools per event loop.
         clock: Monotonic seconds; inject a fake one in tests.
         unsupported_ttl: Seconds a server without the endpoint is not asked again.
     """
@@ -89,7 +91,11 @@ class ServerTokenCounter:
         unsupported_ttl: float = UNSUPPORTED_TTL_S,
     ) -> None:
         self._timeout = timeout
-        self._client_factory = client_factory or self._default_client
+        self._client_factory = client_factory
+        # One client for every count (its pools are per event loop): building an
+        # httpx.AsyncClient loads the CA bundle, about 50 ms of CPU, and the loop asks for
+        # two counts before each request.
+        self._shared: httpx.AsyncClient | None = None
         self._clock = clock
         self._unsupported_ttl = unsupported_ttl
         self._unsupported: dict[str, float] = {}
@@ -97,8 +103,11 @@ class ServerTokenCounter:
         # Counts from several event loops or threads may share one counter.
         self._lock = threading.Lock()
 
-    def _default_client(self) -> httpx.AsyncClient:
-        return httpx.AsyncClient(timeout=self._timeout)
+    def _client(self) -> httpx.AsyncClient:
+        with self._lock:
+            if self._shared is None:
+                self._shared = loop_safe_async_client(timeout=self._timeout)
+            return self._shared
 
     async def count(
         self, base_url: str | None, text: str, *, api_key: str | None = None
@@ -209,8 +218,12 @@ class ServerTokenCounter:
     ) -> tuple[httpx.Response | None, bool]:
         """``(response, supported)``: a successful answer, and whether to ask again soon."""
         try:
-            async with asyncio.timeout(self._timeout), self._client_factory() as client:
-                response = await client.post(url, json=body, headers=headers)
+            async with asyncio.timeout(self._timeout):
+                if self._client_factory is None:
+                    response = await self._client().post(url, json=body, headers=headers)
+                else:
+                    async with self._client_factory() as client:
+                        response = await client.post(url, json=body, headers=headers)
         except TimeoutError:
             # A busy server answers late; it has the endpoint, so ask again next time.
             logger.debug("POST %s took longer than %.1f s", url, self._timeout)
