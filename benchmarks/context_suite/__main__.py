@@ -60,6 +60,12 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
         action="store_true",
         help="--real: leanloop does not read the files the question names first (its default)",
     )
+    parser.add_argument(
+        "--reports",
+        type=Path,
+        default=None,
+        help="--real: write each leanloop run's report here as STRATEGY-TASK.json",
+    )
     args = parser.parse_args(argv)
     if args.tasks < 1 or any(w < 512 for w in args.windows):
         parser.error("--tasks must be at least 1 and every window at least 512 tokens")

@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import datetime
+import logging
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -155,6 +157,7 @@ def run_real(args: argparse.Namespace) -> int:
         tempfile.TemporaryDirectory(prefix="context-suite-real-") as folder,
         running_server(options) as server,
         quiet_logs(),
+        _log_to(args.reports),
     ):
         facts = build_workspace(Path(folder), seed=args.seed, scale=REAL_SCALE)
         tasks = make_tasks(facts, count=min(args.tasks, REAL_TASKS), seed=args.seed)
@@ -173,6 +176,7 @@ def run_real(args: argparse.Namespace) -> int:
                     prompt_profile="auto",
                     prefetch=not args.no_prefetch,
                     server_url=server.openai_url,
+                    reports=args.reports,
                 ),
                 run_timeout=RUN_TIMEOUT_S,
             )
@@ -208,6 +212,31 @@ def run_real(args: argparse.Namespace) -> int:
         name += ".md"
         (args.results / name).write_text(text, encoding="utf-8")
     return 0
+
+
+@contextlib.contextmanager
+def _log_to(folder: Path | None) -> Iterator[None]:
+    """With ``--reports``, leanloop's INFO log (timed) goes to ``folder/leanloop.log`` too.
+
+    A run stopped at the suite's time limit leaves no report; its log says where the time
+    went (each pruning pass logs its chunks and seconds).
+    """
+    if folder is None:
+        yield
+        return
+    folder.mkdir(parents=True, exist_ok=True)
+    handler = logging.FileHandler(folder / "leanloop.log", encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s %(message)s"))
+    logger = logging.getLogger("leanloop")
+    level = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+        handler.close()
 
 
 def _command(args: argparse.Namespace, *, partial: bool) -> str:

@@ -24,6 +24,7 @@ so that every strategy aims at the same figure:
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -101,6 +102,9 @@ class Tuning:
     server_url: str | None = None
     """The reader's OpenAI-compatible server, declared in leanloop's model spec as a user
     would (so it counts tokens and measures speed on it); ``None``: a scripted reader."""
+    reports: Path | None = None
+    """Where each leanloop run's report is written as ``STRATEGY-TASK.json`` (``None``:
+    nowhere), to see what the run did beyond the table."""
 
     @property
     def recursion_limit(self) -> int:
@@ -255,7 +259,12 @@ def _leanloop(setup: Setup, *, prune: bool) -> Runner:
 
     async def run(task: Task) -> RunAnswer:
         reply = await agent.ainvoke(task.question)
-        events = reply.response_metadata["leanloop"]["events"]
+        report = reply.response_metadata["leanloop"]
+        if tuning.reports is not None:
+            tuning.reports.mkdir(parents=True, exist_ok=True)
+            path = tuning.reports / f"leanloop_{key}-{task.id}.json"
+            path.write_text(json.dumps(report, indent=1, default=str), encoding="utf-8")
+        events = report["events"]
         pruning = tuple(e for e in events if "pruning" in e)
         return RunAnswer(str(reply.text), pruning)
 

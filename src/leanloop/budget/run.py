@@ -156,6 +156,23 @@ class RunBudget:
         """The most characters one tool result may keep in this window."""
         return self.plan.result_cap_chars(self.chars_per_token)
 
+    def room_chars(
+        self, new: Sequence[BaseMessage], tools: Sequence[Mapping[str, Any]] = ()
+    ) -> int:
+        """Characters the next request has left for a round's results (may be negative).
+
+        The last request's view (as sent, trimmed results trimmed), plus ``new`` (what
+        the history gained since: the reply, or before any request the whole opening),
+        plus ``tools``' schemas, against the ceiling, at the estimator's ratio.
+        """
+        chars = (
+            self._fitter.chars
+            + sum(map(self.counter.chars, new))
+            + self.counter.schema_chars(tools)
+        )
+        left = self.plan.ceiling - self.counter.estimator.tokens(chars)
+        return int(left * self.chars_per_token)
+
     async def prepare(
         self,
         history: Sequence[BaseMessage],

@@ -311,7 +311,12 @@ class AgentLoop:
             for i, p in enumerate(paths)
         ]
         results = await run.runner.run(
-            calls, step=0, history=run.history, result_cap=run.budget.result_cap_chars()
+            calls,
+            step=0,
+            history=run.history,
+            result_cap=run.budget.result_cap_chars(),
+            # No request yet: the whole opening is what the results share the request with.
+            room_chars=run.budget.room_chars(run.history, run.protocol.bound_schemas(tools=True)),
         )
         if run.protocol.mode == "native":
             reply = AIMessage(content="", tool_calls=calls)
@@ -565,6 +570,9 @@ class AgentLoop:
                 step=step,
                 history=[*run.history, read.reply],
                 result_cap=run.budget.result_cap_chars(),
+                room_chars=run.budget.room_chars(
+                    [read.reply], run.protocol.bound_schemas(tools=True)
+                ),
             )
             messages = _result_messages(run, [r.call for r in results], results, step=step)
             repeated = sum(r.repeated for r in results)

@@ -13,6 +13,7 @@ from typing import Final
 
 from leanloop.loop import prompts
 from leanloop.pruning.prompt import PromptStyle
+from leanloop.pruning.trigger import PruningTrigger
 
 __all__ = ["DEFAULT", "SMALL", "PromptProfile", "pick_profile"]
 
@@ -35,6 +36,9 @@ class PromptProfile:
     pruning_chunk_tokens: int | None = None
     """The most output tokens one pruning request shows (``None``: as many as fit): a
     0.5B model picks the relevant line out of ~1,000 tokens but not out of ~3,000."""
+    pruning_trigger: PruningTrigger = "size"
+    """Which results are pruned under ``pruning_trigger: auto``
+    (:mod:`leanloop.pruning.trigger`)."""
     answer_turn: str = ""
     """Text mode: added after each round's tool results (``{question}`` as above), and on
     the request that follows results the tool list is left out of the system prompt, as
@@ -70,6 +74,10 @@ SMALL: Final = PromptProfile(
     # named the wrong lines or none; in a 1,000-token chunk it found the deadlock line.
     pruning_chunk_tokens=1_024,
     pruning_prompt="small",
+    # Measured on llama-server with Qwen2.5-Coder-1.5B on two cores: a pass reads about
+    # 30 prompt tokens a second, so pruning three 2,000-token files that fit half-way
+    # took longer than reading them; only what does not fit is pruned (ADR 0006).
+    pruning_trigger="budget",
     # Measured in text mode with Qwen2.5-Coder-0.5B: with the tool list in view after a
     # result, the model calls tool after tool instead of answering (ADR 0011).
     answer_turn="Answer my question in plain text using these results: {question}",

@@ -31,15 +31,23 @@ from leanloop.budget.server_tokens import default_token_counter, tokenize_root
 from leanloop.loop import prompts
 from leanloop.loop.guard import CallGuard, Repeat, Rerun
 from leanloop.loop.profiles import pick_profile
-from leanloop.pruning import Pruner, PruneRequest, PruneSettings, split_meta_arguments
+from leanloop.pruning import (
+    Candidate,
+    Pruner,
+    PruneRequest,
+    PruneSettings,
+    PruningTrigger,
+    pick_pruned,
+    split_meta_arguments,
+)
 from leanloop.pruning.extract import CountRatio, task_context_from
 from leanloop.pruning.markers import escape_pruned, escape_reserved, mark_pruned
 from leanloop.report import RunReport, ToolCallRecord
 from leanloop.spec.types import AgentSpec
 from leanloop.textcap import cap_text
-from leanloop.tools.registry import ToolRegistry, clean_text
+from leanloop.tools.registry import ToolOutcome, ToolRegistry, clean_text
 
-__all__ = ["CallResult", "ToolRunner", "make_pruner", "mark_results"]
+__all__ = ["CallResult", "ToolRunner", "make_pruner", "mark_results", "pruning_trigger"]
 
 
 @dataclass(frozen=True)
@@ -66,6 +74,37 @@ def mark_results(
         return [mark_pruned(m, r.pruned) for m, r in zip(messages, results, strict=True)]
     pruned = any(r.pruned for r in results)
     return [mark_pruned(m, pruned) for m in messages]
+
+
+@dataclass(frozen=True)
+class _Ran:
+    """One call after its tool ran (or the guard answered for it), before pruning."""
+
+    call: ToolCall
+    args: dict[str, Any]
+    """The tool's own arguments (meta-arguments split off)."""
+    request: PruneRequest
+    meta: PruneRequest | None
+    """What the guard keys the call's meta-arguments by (``None``: pruning is off)."""
+    repeat: Repeat | None = None
+    rerun: Rerun | None = None
+    outcome: ToolOutcome | None = None
+    """The tool's outcome; ``None`` for a repeat the guard answered."""
+
+
+KEPT_WHOLE_NOTE = "kept whole: the round's results fit the request (pruning_trigger: budget)"
+
+
+def pruning_trigger(spec: AgentSpec) -> PruningTrigger:
+    """The agent's pruning trigger: ``pruning_trigger``, or its pruning model's profile's.
+
+    ``auto`` follows the profile of the model that prunes: a small model (the embedded
+    one) prunes only what does not fit, any other prunes every large result.
+    """
+    if spec.pruning_trigger != "auto":
+        return spec.pruning_trigger
+    pruning = spec.pruning_model or spec.model
+    return pick_profile(spec.prompt_profile, pruning.model).pruning_trigger
 
 
 def make_pruner(
@@ -133,6 +172,7 @@ class ToolRunner:
         self.registry = registry
         self.pruner = pruner
         self.prunable = frozenset(spec.pruning_tools) if pruner else frozenset()
+        self.trigger = pruning_trigger(spec)
         self.report = report
         self.config = config
 
@@ -143,13 +183,29 @@ class ToolRunner:
         step: int,
         history: Sequence[BaseMessage],
         result_cap: int,
+        room_chars: int | None = None,
     ) -> list[CallResult]:
-        """Run ``calls`` (the first ``max_parallel_tools``), in order of the calls."""
+        """Run ``calls`` (the first ``max_parallel_tools``), in order of the calls.
+
+        The tools run first, all of them; then the pruning trigger picks which results go
+        through the pass (:func:`leanloop.pruning.trigger.pick_pruned`), with
+        ``room_chars`` the characters the next request has left for this round's results
+        (``None``: unknown, so nothing is taken to fit).
+        """
         limit = self.spec.max_parallel_tools
         accepted, dropped = list(calls[:limit]), list(calls[limit:])
         context = task_context_from(history, question=self.question) if self.pruner else ""
+        ran = await asyncio.gather(*(self._execute(call, step=step) for call in accepted))
+        chosen, prunable = self._choose(ran, cap=result_cap, room_chars=room_chars)
+        # Under the budget trigger a result the pass could have pruned may be kept whole.
+        kept = prunable - chosen if self.trigger == "budget" else frozenset()
         done = await asyncio.gather(
-            *(self._one(call, step=step, context=context, cap=result_cap) for call in accepted)
+            *(
+                self._finish(
+                    r, step=step, context=context, cap=result_cap, prune=i in chosen, kept=i in kept
+                )
+                for i, r in enumerate(ran)
+            )
         )
         # Records go in the order the model made the calls, not the order they finished.
         self.report.tool_calls.extend(record for _, record in done)
@@ -162,9 +218,8 @@ class ToolRunner:
             )
         return results
 
-    async def _one(
-        self, call: ToolCall, *, step: int, context: str, cap: int
-    ) -> tuple[CallResult, ToolCallRecord]:
+    async def _execute(self, call: ToolCall, *, step: int) -> _Ran:
+        """Strip the meta-arguments, ask the guard, and run the tool unless it repeats."""
         if self.pruner is not None:
             args, request = split_meta_arguments(call["args"])
         else:  # pruning off changes nothing: a stray meta-argument is the registry's to drop
@@ -175,6 +230,55 @@ class ToolRunner:
         if rerun is not None and rerun.unpruned:
             request = PruneRequest(prune=False)
         if isinstance(repeat, Repeat):
+            return _Ran(call, args, request, meta, repeat=repeat)
+        outcome = await self.registry.run(call["name"], args, time_limit=self.spec.tool_timeout)
+        if outcome.timed_out:
+            # The tool's own limit (tools: [{name, timeout}]) when it has one.
+            timeout = (
+                outcome.time_limit if outcome.time_limit is not None else self.spec.tool_timeout
+            )
+            self.report.events.append(
+                f"step {step}: {outcome.name} timed out after {timeout:g} s; not retried"
+            )
+        return _Ran(call, args, request, meta, rerun=rerun, outcome=outcome)
+
+    def _choose(
+        self, ran: Sequence[_Ran], *, cap: int, room_chars: int | None
+    ) -> tuple[frozenset[int], frozenset[int]]:
+        """The positions of ``ran`` to prune, and of those the pass could prune."""
+        if self.pruner is None:
+            return frozenset(), frozenset()
+        min_chars = self.pruner.settings.min_chars
+        candidates = []
+        for r in ran:
+            out = r.outcome
+            size = len(out.text) if out is not None else len(r.repeat.reminder if r.repeat else "")
+            prunable = (
+                out is not None
+                and out.ok
+                and out.name in self.prunable  # the tool that really ran (a repaired name)
+                and r.request.prune
+                and size >= min_chars
+            )
+            candidates.append(
+                Candidate(
+                    chars=size if prunable else min(size, cap),
+                    prunable=prunable,
+                    asked=r.request.focus is not None,
+                    over_cap=size > cap,
+                )
+            )
+        room = room_chars if room_chars is not None else 0
+        chosen = pick_pruned(candidates, trigger=self.trigger, room_chars=room)
+        return chosen, frozenset(i for i, c in enumerate(candidates) if c.prunable)
+
+    async def _finish(
+        self, ran: _Ran, *, step: int, context: str, cap: int, prune: bool, kept: bool
+    ) -> tuple[CallResult, ToolCallRecord]:
+        """Prune (when chosen), escape, cap and record one call's result."""
+        call, args, meta = ran.call, ran.args, ran.meta
+        if ran.repeat is not None:
+            repeat = ran.repeat
             record = ToolCallRecord(
                 step=step,
                 name=call["name"],
@@ -185,20 +289,15 @@ class ToolRunner:
                 notes=[f"repeat of the call at step {repeat.step}; not run"],
             )
             return CallResult(call, repeat.reminder, ok=True, repeated=True), record
-        outcome = await self.registry.run(call["name"], args, time_limit=self.spec.tool_timeout)
-        if outcome.timed_out:
-            # The tool's own limit (tools: [{name, timeout}]) when it has one.
-            timeout = (
-                outcome.time_limit if outcome.time_limit is not None else self.spec.tool_timeout
-            )
-            self.report.events.append(
-                f"step {step}: {outcome.name} timed out after {timeout:g} s; not retried"
-            )
+        outcome, rerun = ran.outcome, ran.rerun
+        assert outcome is not None  # a call the guard let through ran
+        notes = [*outcome.notes, *([rerun.note] if rerun else [])]
         text, pruned = outcome.text, False
-        if self.pruner is not None and outcome.ok and outcome.name in self.prunable:
-            # outcome.name is the tool that really ran (a repaired name included).
-            text, pruned = await self._prune(outcome.name, text, request, context, step)
+        if prune:
+            text, pruned = await self._prune(outcome.name, text, ran.request, context, step)
             text = clean_text(text)  # the extraction model's words are not checked text
+        elif kept:
+            notes.append(KEPT_WHOLE_NOTE)
         # Tool output never carries a live marker to the main model (module docstring).
         text = escape_pruned(text) if pruned else escape_reserved(text)
         capped = cap_text(text, cap)
@@ -216,7 +315,7 @@ class ToolRunner:
             pruned=pruned,
             repaired=outcome.repaired,
             repaired_from=outcome.repaired_from,
-            notes=[*outcome.notes, *([rerun.note] if rerun else [])],
+            notes=notes,
             cut_from=cut_from,
             timed_out=outcome.timed_out,
             retries=outcome.retries,

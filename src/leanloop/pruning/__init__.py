@@ -36,18 +36,21 @@ from leanloop.pruning.schema import (
     split_meta_arguments,
 )
 from leanloop.pruning.speed import ServerSpeed, processed_tokens
+from leanloop.pruning.trigger import Candidate, PruningTrigger, pick_pruned
 
 __all__ = [
     "FOCUS_ARG",
     "META_ARGS",
     "PRUNE_ARG",
     "RESERVED_MARKERS",
+    "Candidate",
     "PruneFormatError",
     "PruneOutcome",
     "PruneParse",
     "PruneRequest",
     "PruneSettings",
     "Pruner",
+    "PruningTrigger",
     "ServerSpeed",
     "UnreadRange",
     "augment_tool_schemas",
@@ -55,6 +58,7 @@ __all__ = [
     "format_pruned",
     "is_pruned",
     "parse_prune_response",
+    "pick_pruned",
     "processed_tokens",
     "restore_reserved",
     "split_meta_arguments",

@@ -644,8 +644,9 @@ class Pruner:
             try:
                 async with self._speed.limit(
                     tokens, self._settings.timeout, sharing=sharing, within=within
-                ):
+                ) as waited:
                     reply = await self._model.ainvoke(messages, config=config)
+                sharing = waited.sharing
             except TimeoutError:
                 # The pass's deadline ended it (the timer and perf_counter are two clocks,
                 # hence the slack), not the server's slowness: say which.

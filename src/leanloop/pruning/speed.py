@@ -7,8 +7,9 @@ main model talks to the same server, from the main model's requests too
 (:meth:`ServerSpeed.observe`), and gives each request a limit from it:
 
 - speed known: three times what the speed predicts for the request's tokens, at least
-  the configured timeout and at most ten times it, multiplied by the requests in flight
-  (a llama.cpp server with one slot answers them one after another);
+  the configured timeout and at most ten times it, multiplied by the most requests in
+  flight at once while it waits (a llama.cpp server with one slot answers them one after
+  another, in the order they reach it, not the order they were sent);
 - speed unknown (the first requests of a run that has sent nothing yet, such as the
   pruning of prefetched files): ten times the configured timeout, since nothing says
   yet what "slow" is on this server; the pass's deadline still bounds it.
@@ -64,6 +65,7 @@ class _Waiting:
     """``loop.time()`` when it was sent."""
     tokens: float
     sharing: int
+    """The most requests in flight at once while it waited, itself included."""
     floor: float
     until: float | None
     """``loop.time()`` it may never outlive (the pass's deadline)."""
@@ -116,8 +118,11 @@ class ServerSpeed:
     @contextlib.asynccontextmanager
     async def limit(
         self, tokens: float, floor: float, *, sharing: int, within: float | None
-    ) -> AsyncIterator[None]:
+    ) -> AsyncIterator[_Waiting]:
         """Bound the request run inside by :meth:`timeout_for`, judged again as speeds arrive.
+
+        A request's sharing grows to the most requests in flight at once during its
+        wait; the handle yielded says the final figure, for :meth:`observe`.
 
         Args:
             tokens: The request's prompt tokens (estimated).
@@ -133,10 +138,17 @@ class ServerSpeed:
         until = None if within is None else started + within
         async with asyncio.timeout(None) as timer:
             waiting = _Waiting(started, tokens, sharing, floor, until, timer)
-            timer.reschedule(self._deadline(waiting))
             self._waiting.add(waiting)
+            # Every request in flight now shares the server with this one, whatever the
+            # order they were sent in: the server may take a later one first (measured:
+            # three chunks sent at once reached llama-server in another order, and the one
+            # counted alone was cut at its own limit while it waited behind the others).
+            for other in self._waiting:
+                other.sharing = max(other.sharing, len(self._waiting))
+                if not other.timer.expired():
+                    other.timer.reschedule(self._deadline(other))
             try:
-                yield
+                yield waiting
             finally:
                 self._waiting.discard(waiting)
 

@@ -170,6 +170,9 @@ class AgentSpec:
     pruning_timeout: float = 60.0
     pruning_deadline: float = 300.0
     """Seconds a whole pruning pass may take; parts not reached are named as unread."""
+    pruning_trigger: Literal["auto", "size", "budget"] = "auto"
+    """Which results are pruned: ``size`` (all large ones), ``budget`` (only what does not
+    fit the request), ``auto`` (the pruning model's profile)."""
     pruning_concurrency: int = 4
     pruning_verify: bool = True
     tool_mode: ToolMode = "auto"
