@@ -263,7 +263,8 @@ def _leanloop(setup: Setup, *, prune: bool) -> Runner:
         if tuning.reports is not None:
             tuning.reports.mkdir(parents=True, exist_ok=True)
             path = tuning.reports / f"leanloop_{key}-{task.id}.json"
-            path.write_text(json.dumps(report, indent=1, default=str), encoding="utf-8")
+            saved = {"answer": str(reply.text), **report}
+            path.write_text(json.dumps(saved, indent=1, default=str), encoding="utf-8")
         events = report["events"]
         pruning = tuple(e for e in events if "pruning" in e)
         return RunAnswer(str(reply.text), pruning)

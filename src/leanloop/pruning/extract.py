@@ -338,7 +338,7 @@ class Pruner:
 
         The loop calls this with each main-model request when the pruning model talks to
         the same server, so the first chunk of a pass already gets a limit measured on
-        that server rather than the configured floor.
+        that server rather than the long one for an unknown speed (ten floors).
 
         Args:
             tokens: Prompt tokens the server processed (cached ones left out).
@@ -380,10 +380,8 @@ class Pruner:
         if skipped is not None:
             logger.debug("not pruning the %s output: %s", tool_name, skipped)
             return _raw_outcome(raw, chunks=0, seconds=0.0, fallback=None, skipped=skipped)
-        # One pass at a time: a llama.cpp server with one slot reads one request at a
-        # time anyway, and a pass's deadline must measure its own reading, not the queue
-        # of another pass's chunks (three prefetched files pruned at once on a CPU model
-        # cut the last pass's chunks at its deadline). A pass's own chunks still overlap.
+        # Measured: three prefetched files pruned at once on a CPU model cut the last
+        # pass's chunks at its deadline (ADR 0006 amendment 3).
         async with self._passes:
             started = time.perf_counter()
             try:
