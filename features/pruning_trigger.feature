@@ -95,6 +95,22 @@ Feature: Which results are pruned: every large one, or only what does not fit
     Then the trigger pruning model was asked 0 times
     And the trigger report shows a.log, b.log, c.log, d.log kept whole and none pruned
 
+  Scenario: A result kept whole and later trimmed runs again when asked for, and comes back whole when it fits
+    Given a trigger main model with the script:
+      | reply                                                        |
+      | call read_file {"path": "a.log"}                             |
+      | call read_file {"path": "b.log"}                             |
+      | call read_file {"path": "c.log"}                             |
+      | call read_file {"path": "d.log"}                             |
+      | call read_file {"path": "big.log", "output_prune": false}    |
+      | call read_file {"path": "a.log"}                             |
+      | Two deadlocks in each log.                                   |
+    And a trigger agent with pruning_trigger "budget" and a 16384-token window
+    When the trigger agent is asked "Why did the jobs stop?"
+    Then the trigger report shows the first read of a.log kept whole and trimmed
+    And the trigger report shows the second read of a.log ran again and kept whole
+    And the trigger main model's last request holds a.log whole
+
   Scenario Outline: pruning_trigger "auto" follows the pruning model's profile
     Then for a pruning model named "<model>" with prompt_profile "<profile>" the trigger is "<trigger>"
 

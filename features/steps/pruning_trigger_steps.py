@@ -103,7 +103,9 @@ def step_agent(context: Context, trigger: str, window: int) -> None:
     _agent(context, trigger, window, prefetch=False)
 
 
-@given('a trigger agent with pruning_trigger "{trigger}", a {window:d}-token window and prefetching')
+@given(
+    'a trigger agent with pruning_trigger "{trigger}", a {window:d}-token window and prefetching'
+)
 def step_agent_prefetch(context: Context, trigger: str, window: int) -> None:
     _agent(context, trigger, window, prefetch=True)
 
@@ -160,8 +162,32 @@ def step_some_pruned(context: Context, names: str) -> None:
     assert any(records[n]["pruned"] for n in _names(names)), f"none pruned: {records}"
 
 
+def _reads(context: Context, name: str) -> list[dict[str, Any]]:
+    calls = context.trigger_report["tool_calls"]
+    return [c for c in calls if c["name"] == "read_file" and c["args"].get("path") == name]
+
+
+@then("the trigger report shows the first read of {name} kept whole and trimmed")
+def step_first_trimmed(context: Context, name: str) -> None:
+    first = _reads(context, name)[0]
+    assert KEPT_WHOLE_NOTE in first["notes"], f"not kept whole by the trigger: {first}"
+    assert first["trimmed_at"] is not None, f"the first read of {name} was never trimmed: {first}"
+
+
+@then("the trigger report shows the second read of {name} ran again and kept whole")
+def step_second_ran(context: Context, name: str) -> None:
+    reads = _reads(context, name)
+    assert len(reads) == 2, f"{len(reads)} reads of {name}: {reads}"
+    second = reads[1]
+    assert not second["repeated"], f"the guard answered for the second read: {second}"
+    assert any("ran again" in n and "trimmed" in n for n in second["notes"]), second
+    assert not second["pruned"], f"the second read of {name} was pruned: {second}"
+    assert KEPT_WHOLE_NOTE in second["notes"], f"not kept whole by the trigger: {second}"
+
+
 def _request_text(context: Context, nth: str) -> str:
-    index = {"first": 0, "second": 1}[nth]
+    requests = context.trigger_main.requests
+    index = {"first": 0, "second": 1, "last": len(requests) - 1}[nth]
     requests = context.trigger_main.requests
     assert len(requests) > index, f"the main model got {len(requests)} requests"
     return "\n".join(str(m.content) for m in requests[index].messages)
