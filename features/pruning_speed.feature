@@ -83,3 +83,10 @@ Feature: Pruning limits measured on the server, not a fixed timeout
     When one pruner with 300-token chunks and a 1.0 second deadline prunes the output twice at once
     Then each of the 2 passes read 4 chunks and kept the 2 lines mentioning "deadlock", none unread
     And the one-slot pruning model never had two requests at once
+
+  Scenario: A chunk sent first but read last by a one-slot server is not cut at a limit counted as if it were alone
+    Given a sized pruning log of 2 KB in read_file form with 2 lines mentioning "deadlock"
+    And a one-slot pruning model that reads the latest request first, each in 0.3 seconds, keeping "deadlock"
+    When one pruner with 300-token chunks, 4 requests at once and a 0.5 second timeout prunes the output
+    Then the pass read 4 chunks and kept the 2 lines mentioning "deadlock", none unread
+    And the one-slot pruning model read the first request sent last

@@ -326,3 +326,80 @@ def step_two_read(context: Context, chunks: int) -> None:
 @then("the one-slot pruning model never had two requests at once")
 def step_one_at_once(context: Context) -> None:
     assert context.one_slot._most == 1, context.one_slot._most
+
+
+class LatestFirstPruningModel(AsyncOnlyChatModel):
+    """One slot that reads the latest waiting request first: requests sent together reach
+    a server in any order, and this one takes them in the reverse of their sending."""
+
+    delay: float
+    _waiting: list[asyncio.Future[None]] = PrivateAttr(default_factory=list)
+    _server: asyncio.Task[None] | None = PrivateAttr(default=None)
+    _order: list[int] = PrivateAttr(default_factory=list)
+
+    async def _agenerate(
+        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any
+    ) -> ChatResult:
+        turn: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        sent = len(self._order) + len(self._waiting)
+        self._waiting.append(turn)
+        if self._server is None or self._server.done():
+            self._server = asyncio.create_task(self._serve())
+        await turn
+        self._order.append(sent)
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(_kept(messages)))])
+
+    async def _serve(self) -> None:
+        await asyncio.sleep(0.01)  # the requests sent together have all arrived
+        while self._waiting:
+            turn = self._waiting.pop()
+            await asyncio.sleep(self.delay)
+            if not turn.done():
+                turn.set_result(None)
+
+
+@given(
+    "a one-slot pruning model that reads the latest request first, each in {seconds:g} "
+    'seconds, keeping "deadlock"'
+)
+def step_latest_first(context: Context, seconds: float) -> None:
+    context.latest_first = LatestFirstPruningModel(delay=seconds)
+
+
+@when(
+    "one pruner with {tokens:d}-token chunks, {at_once:d} requests at once and a "
+    "{timeout:g} second timeout prunes the output"
+)
+def step_latest_first_pass(context: Context, tokens: int, at_once: int, timeout: float) -> None:
+    settings = PruneSettings(
+        window_tokens=4096,
+        min_chars=500,
+        max_chunk_tokens=tokens,
+        concurrency=at_once,
+        timeout=timeout,
+    )
+    pruner = Pruner(context.latest_first, settings)
+    context.latest_outcome = run(
+        pruner.prune(
+            tool_name="read_file",
+            raw=context.sized_raw,
+            request=PruneRequest(focus="the deadlock errors"),
+            task_context="",
+        )
+    )
+
+
+@then('the pass read {chunks:d} chunks and kept the 2 lines mentioning "deadlock", none unread')
+def step_latest_read(context: Context, chunks: int) -> None:
+    outcome = context.latest_outcome
+    assert outcome.pruned and outcome.fallback is None, outcome
+    assert outcome.chunks == chunks, f"{outcome.chunks} chunks, not {chunks}"
+    assert outcome.unread == (), outcome.unread
+    for k in (1, 2):
+        assert f"{_WORD} #{k} detected" in outcome.text, outcome.text[:400]
+
+
+@then("the one-slot pruning model read the first request sent last")
+def step_first_last(context: Context) -> None:
+    order = context.latest_first._order
+    assert order and order[-1] == 0, f"requests read in the order {order}"
