@@ -111,6 +111,16 @@ Feature: Which results are pruned: every large one, or only what does not fit
     And the trigger report shows the second read of a.log ran again and kept whole
     And the trigger main model's last request holds a.log whole
 
+  Scenario: The same output pruned again in one run reuses its extract without a second pass
+    When one pruner prunes the output of big.log twice with the focus "deadlock lines"
+    Then the second outcome is the first extract, reused, with no request of its own
+    And the trigger pruning model was asked once
+
+  Scenario: The same output with another focus is read again
+    When one pruner prunes the output of big.log with the focus "deadlock lines" and then "job ids"
+    Then the second outcome is not reused
+    And the trigger pruning model was asked 2 times
+
   Scenario Outline: pruning_trigger "auto" follows the pruning model's profile
     Then for a pruning model named "<model>" with prompt_profile "<profile>" the trigger is "<trigger>"
 

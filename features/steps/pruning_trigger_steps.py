@@ -23,23 +23,27 @@ from support.script import replies
 
 from leanloop.agent import LLMAgent
 from leanloop.loop.tool_round import KEPT_WHOLE_NOTE, pruning_trigger
+from leanloop.pruning import PruneOutcome, Pruner, PruneRequest, PruneSettings
 from leanloop.spec.types import AgentSpec, ModelSpec
 from leanloop.testing import ScriptedChatModel
 
 _NUMBERED = re.compile(r"^\s*\d+\| ")
 _WORD = "deadlock"
+_LOG_NAME = re.compile(r"\[([\w.]+\.log)\]")
 
 
 class CountingPruningModel(AsyncOnlyChatModel):
     """Keeps the shown lines that name the word, and counts the requests it answered."""
 
-    _asked: list[int] = PrivateAttr(default_factory=list)
+    _asked: list[str] = PrivateAttr(default_factory=list)
+    """The log each request showed (the ``[name]`` its lines carry)."""
 
     async def _agenerate(
         self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any
     ) -> ChatResult:
-        self._asked.append(1)
         shown = [ln for ln in str(messages[-1].content).split("\n") if _NUMBERED.match(ln)]
+        names = _LOG_NAME.findall(shown[0]) if shown else []
+        self._asked.append(names[0] if names else "?")
         kept = "".join(f"{ln}\n" for ln in shown if _WORD in ln)
         text = (
             "[PRUNE_INFO_START]\nkept the matching lines\n[PRUNE_INFO_END]\n"
@@ -125,6 +129,11 @@ def _records(context: Context) -> dict[str, dict[str, Any]]:
     return {str(c["args"].get("path")): c for c in calls if c["name"] == "read_file"}
 
 
+@then("the trigger pruning model was asked once")
+def step_asked_once(context: Context) -> None:
+    step_asked(context, 1)
+
+
 @then("the trigger pruning model was asked {count:d} times")
 def step_asked(context: Context, count: int) -> None:
     asked = len(context.trigger_pruning._asked)
@@ -172,6 +181,51 @@ def step_first_trimmed(context: Context, name: str) -> None:
     first = _reads(context, name)[0]
     assert KEPT_WHOLE_NOTE in first["notes"], f"not kept whole by the trigger: {first}"
     assert first["trimmed_at"] is not None, f"the first read of {name} was never trimmed: {first}"
+
+
+def _prune_twice(context: Context, name: str, focuses: tuple[str, str]) -> None:
+    lines = context.trigger_logs[name]
+    raw = "\n".join(f"{i:>4}| {line}" for i, line in enumerate(lines, start=1))
+    context.trigger_pruning = CountingPruningModel()
+    pruner = Pruner(context.trigger_pruning, PruneSettings(window_tokens=32_768))
+
+    async def twice() -> list[PruneOutcome]:
+        return [
+            await pruner.prune(
+                tool_name="read_file",
+                raw=raw,
+                request=PruneRequest(focus=focus),
+                task_context="The user asked: why did the jobs stop?",
+            )
+            for focus in focuses
+        ]
+
+    context.trigger_outcomes = run(twice())
+
+
+@when('one pruner prunes the output of {name} twice with the focus "{focus}"')
+def step_prune_twice(context: Context, name: str, focus: str) -> None:
+    _prune_twice(context, name, (focus, focus))
+
+
+@when('one pruner prunes the output of {name} with the focus "{first}" and then "{second}"')
+def step_prune_two_focuses(context: Context, name: str, first: str, second: str) -> None:
+    _prune_twice(context, name, (first, second))
+
+
+@then("the second outcome is the first extract, reused, with no request of its own")
+def step_reused(context: Context) -> None:
+    first, second = context.trigger_outcomes
+    assert first.pruned and not first.reused, first
+    assert second.reused and second.pruned, second
+    assert second.text == first.text, (first.text[:200], second.text[:200])
+    assert second.seconds == 0.0, second.seconds
+
+
+@then("the second outcome is not reused")
+def step_not_reused(context: Context) -> None:
+    second = context.trigger_outcomes[1]
+    assert second.pruned and not second.reused, second
 
 
 @then("the trigger report shows the second read of {name} ran again and kept whole")

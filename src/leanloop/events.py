@@ -43,7 +43,7 @@ OVERFLOW_RECOVERED: Final = "leanloop.overflow_recovered"
 PRUNED: Final = "leanloop.pruned"
 """After a pruning pass: ``tool``, ``chars_raw``, ``chars_out``, ``chunks``, ``seconds``,
 ``dropped_lines``, ``fallback``, ``unread`` (``[first, last, reason]`` line ranges no
-chunk read)."""
+chunk read), ``reused`` (the extract of an identical output pruned earlier in the run)."""
 PRUNE_PROGRESS: Final = "leanloop.prune_progress"
 """As each chunk of a chunked pruning pass finishes: ``step``, ``tool``, ``done``,
 ``chunks``."""

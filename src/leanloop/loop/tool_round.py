@@ -356,6 +356,10 @@ class ToolRunner:
             self.report.events.append(
                 f"step {step}: pruning {tool} could not read lines {ranges}; the model was told"
             )
+        if outcome.reused:
+            self.report.events.append(
+                f"step {step}: {tool} output identical to one pruned earlier; its extract reused"
+            )
         if outcome.pruned:
             self.report.chars_saved_by_pruning += outcome.chars_raw - outcome.chars_out
         if outcome.fallback is not None:
@@ -372,6 +376,7 @@ class ToolRunner:
                 "chars_out": outcome.chars_out,
                 "chunks": outcome.chunks,
                 "seconds": round(outcome.seconds, 3),
+                "reused": outcome.reused,
                 "dropped_lines": outcome.dropped_lines,
                 "fallback": outcome.fallback,
                 "unread": [[r.first_line, r.last_line, r.reason] for r in outcome.unread],

@@ -28,9 +28,11 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import hashlib
 import logging
 import re
 import time
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
@@ -101,6 +103,8 @@ _MAX_SPLITS = 4
 _COUNT_TIMEOUT_S = 5.0
 # Unread ranges listed one by one in the info block; the rest are counted.
 _UNREAD_LISTED = 5
+# Whole extracts a pruner keeps for reuse (one run reads a few dozen files at most).
+_REUSED_EXTRACTS = 64
 _READ_FILE = "read_file"
 TIME_LIMIT = (
     "not reached within the pass's time limit, which reads the parts with fewer focus words last"
@@ -251,6 +255,8 @@ class PruneOutcome:
     """Characters per token the chunks were sized with (``None`` when no pass ran)."""
     ratio_source: str | None = None
     """Where ``chars_per_token`` came from: ``"server"`` (counted) or ``"estimate"``."""
+    reused: bool = False
+    """Whether this is the extract of an identical earlier pass of the run (no request)."""
 
 
 class _ExtractionFailed(Exception):
@@ -327,6 +333,9 @@ class Pruner:
         self._in_flight = 0
         # Passes of one pruner run one after another (see prune()).
         self._passes = asyncio.Lock()
+        # Complete extracts by (tool, output, focus, task context): a pruner lives for one
+        # run, and a model that reads a trimmed file again gets the same extract at once.
+        self._done: OrderedDict[tuple[str, str, str | None, str], PruneOutcome] = OrderedDict()
 
     @property
     def settings(self) -> PruneSettings:
@@ -382,10 +391,20 @@ class Pruner:
             return _raw_outcome(raw, chunks=0, seconds=0.0, fallback=None, skipped=skipped)
         # Measured: three prefetched files pruned at once on a CPU model cut the last
         # pass's chunks at its deadline (ADR 0006 amendment 3).
+        key = (tool_name, hashlib.sha256(raw.encode()).hexdigest(), request.focus, task_context)
         async with self._passes:
+            done = self._done.get(key)
+            if done is not None:
+                logger.info(
+                    "reused the extract of an identical %s output (%d to %d characters)",
+                    tool_name,
+                    done.chars_raw,
+                    done.chars_out,
+                )
+                return dataclasses.replace(done, seconds=0.0, reused=True)
             started = time.perf_counter()
             try:
-                return await self._run(
+                outcome = await self._run(
                     tool_name=tool_name,
                     raw=raw,
                     request=request,
@@ -397,6 +416,13 @@ class Pruner:
             except Exception as exc:  # a bug in the pass must not fail the run either
                 logger.debug("the pruning pass failed unexpectedly", exc_info=True)
                 return self._fall_back(tool_name, raw, _exception_reason(exc), 0, started)
+            # Only a whole extract is reused: a pass that fell back or left lines unread
+            # may do better when asked again.
+            if outcome.pruned and not outcome.unread:
+                self._done[key] = outcome
+                while len(self._done) > _REUSED_EXTRACTS:
+                    self._done.popitem(last=False)
+            return outcome
 
     async def _run(
         self,
