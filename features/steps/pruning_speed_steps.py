@@ -316,11 +316,16 @@ def step_two_passes(context: Context, tokens: int, seconds: float) -> None:
 )
 def step_two_read(context: Context, chunks: int) -> None:
     for outcome in context.two_outcomes:
-        assert outcome.pruned and outcome.fallback is None, outcome
-        assert outcome.chunks == chunks, f"{outcome.chunks} chunks, not {chunks}"
-        assert outcome.unread == (), outcome.unread
-        for k in (1, 2):
-            assert f"{_WORD} #{k} detected" in outcome.text, outcome.text[:400]
+        _read_whole(outcome, chunks)
+
+
+def _read_whole(outcome: PruneOutcome, chunks: int) -> None:
+    """``outcome`` pruned from ``chunks`` chunks, none unread, both deadlock lines kept."""
+    assert outcome.pruned and outcome.fallback is None, outcome
+    assert outcome.chunks == chunks, f"{outcome.chunks} chunks, not {chunks}"
+    assert outcome.unread == (), outcome.unread
+    for k in (1, 2):
+        assert f"{_WORD} #{k} detected" in outcome.text, outcome.text[:400]
 
 
 @then("the one-slot pruning model never had two requests at once")
@@ -391,12 +396,7 @@ def step_latest_first_pass(context: Context, tokens: int, at_once: int, timeout:
 
 @then('the pass read {chunks:d} chunks and kept the 2 lines mentioning "deadlock", none unread')
 def step_latest_read(context: Context, chunks: int) -> None:
-    outcome = context.latest_outcome
-    assert outcome.pruned and outcome.fallback is None, outcome
-    assert outcome.chunks == chunks, f"{outcome.chunks} chunks, not {chunks}"
-    assert outcome.unread == (), outcome.unread
-    for k in (1, 2):
-        assert f"{_WORD} #{k} detected" in outcome.text, outcome.text[:400]
+    _read_whole(context.latest_outcome, chunks)
 
 
 @then("the one-slot pruning model read the first request sent last")
