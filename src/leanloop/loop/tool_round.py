@@ -17,7 +17,7 @@ or pose as a pruned result; whether a result is pruned travels as metadata
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,6 +30,7 @@ from leanloop.budget import parse_overflow
 from leanloop.budget.server_tokens import default_token_counter, tokenize_root
 from leanloop.loop import prompts
 from leanloop.loop.guard import CallGuard, Repeat, Rerun
+from leanloop.loop.prefetch import requested_paths
 from leanloop.loop.profiles import pick_profile
 from leanloop.pruning import (
     Candidate,
@@ -40,7 +41,7 @@ from leanloop.pruning import (
     pick_pruned,
     split_meta_arguments,
 )
-from leanloop.pruning.extract import CountRatio, task_context_from
+from leanloop.pruning.extract import CountRatio, question_about_file, task_context_from
 from leanloop.pruning.markers import escape_pruned, escape_reserved, mark_pruned
 from leanloop.report import RunReport, ToolCallRecord
 from leanloop.spec.types import AgentSpec
@@ -194,7 +195,16 @@ class ToolRunner:
         """
         limit = self.spec.max_parallel_tools
         accepted, dropped = list(calls[:limit]), list(calls[limit:])
-        context = task_context_from(history, question=self.question) if self.pruner else ""
+        named = requested_paths() if self.pruner else []
+
+        def context(args: dict[str, Any]) -> str:
+            """The extraction's task context for a call with ``args``."""
+            question = self.question
+            path = args.get("path")
+            if isinstance(path, str):
+                question = question_about_file(question, path, named)
+            return task_context_from(history, question=question)
+
         ran = await asyncio.gather(*(self._execute(call, step=step) for call in accepted))
         chosen, prunable = self._choose(ran, cap=result_cap, room_chars=room_chars)
         # Under the budget trigger a result the pass could have pruned may be kept whole.
@@ -273,7 +283,14 @@ class ToolRunner:
         return chosen, frozenset(i for i, c in enumerate(candidates) if c.prunable)
 
     async def _finish(
-        self, ran: _Ran, *, step: int, context: str, cap: int, prune: bool, kept: bool
+        self,
+        ran: _Ran,
+        *,
+        step: int,
+        context: Callable[[dict[str, Any]], str],
+        cap: int,
+        prune: bool,
+        kept: bool,
     ) -> tuple[CallResult, ToolCallRecord]:
         """Prune (when chosen), escape, cap and record one call's result."""
         call, args, meta = ran.call, ran.args, ran.meta
@@ -294,7 +311,8 @@ class ToolRunner:
         notes = [*outcome.notes, *([rerun.note] if rerun else [])]
         text, pruned = outcome.text, False
         if prune:
-            text, pruned = await self._prune(outcome.name, text, ran.request, context, step)
+            task = context(ran.args)
+            text, pruned = await self._prune(outcome.name, text, ran.request, task, step)
             text = clean_text(text)  # the extraction model's words are not checked text
         elif kept:
             notes.append(KEPT_WHOLE_NOTE)

@@ -879,6 +879,47 @@ def _one_line(text: str, limit: int) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
 
 
+_CLAUSES = re.compile(r"(?<=[;.?!])\s+|\s+(?=\(\d+\)\s)")
+
+
+def question_about_file(question: str, path: str, named: Sequence[str]) -> str:
+    """``question`` without its parts about other files, for pruning the file at ``path``.
+
+    A question that asks for facts from several files ("(1) in logs/a.log, the id of …;
+    (2) in config/b.yaml, …") gives each file's pruning pass the whole list; a small
+    model then copies the question back instead of lines (measured: Qwen2.5-Coder 0.5B,
+    every pass of a three-file task). The clauses (split at ``;``, sentence ends and
+    ``(n)`` markers) that name one of the other ``named`` files and not this one are left
+    out; everything else, the clauses naming no file included, is kept.
+
+    Args:
+        question: The user's request.
+        path: The path the tool was called with.
+        named: The workspace paths the request names (:func:`~leanloop.loop.prefetch.
+            requested_paths`).
+
+    Returns:
+        The narrowed question, or ``question`` itself when it names fewer than two
+        files or not this one.
+    """
+    wanted = path.strip().removeprefix("./")
+    this = next((p for p in named if p == wanted or p.endswith("/" + wanted)), None)
+    if this is None or len(named) < 2:
+        return question
+    others = [p for p in named if p != this]
+    kept = [
+        clause
+        for clause in _CLAUSES.split(question.strip())
+        if _names(clause, this) or not any(_names(clause, other) for other in others)
+    ]
+    return " ".join(kept)
+
+
+def _names(clause: str, path: str) -> bool:
+    """Whether ``clause`` names ``path`` (as written, or by its file name alone)."""
+    return path in clause or path.rsplit("/", 1)[-1] in clause
+
+
 def task_context_from(messages: Sequence[BaseMessage], *, question: str) -> str:
     """The task context for extraction: the user's question and the latest reasoning.
 
