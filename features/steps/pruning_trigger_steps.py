@@ -37,6 +37,7 @@ class CountingPruningModel(AsyncOnlyChatModel):
 
     _asked: list[str] = PrivateAttr(default_factory=list)
     """The log each request showed (the ``[name]`` its lines carry)."""
+    _prompts: list[str] = PrivateAttr(default_factory=list)
 
     async def _agenerate(
         self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any
@@ -44,6 +45,7 @@ class CountingPruningModel(AsyncOnlyChatModel):
         shown = [ln for ln in str(messages[-1].content).split("\n") if _NUMBERED.match(ln)]
         names = _LOG_NAME.findall(shown[0]) if shown else []
         self._asked.append(names[0] if names else "?")
+        self._prompts.append(str(messages[-1].content))
         kept = "".join(f"{ln}\n" for ln in shown if _WORD in ln)
         text = (
             "[PRUNE_INFO_START]\nkept the matching lines\n[PRUNE_INFO_END]\n"
@@ -274,3 +276,15 @@ def step_auto(context: Context, model: str, profile: str, want: str) -> None:
     )
     got = pruning_trigger(spec)
     assert got == want, f"{model} with {profile}: {got}, not {want}"
+
+
+@then('the trigger pruning model\'s request for {name} asks "{part}" and not about {other}')
+def step_request_asks(context: Context, name: str, part: str, other: str) -> None:
+    model = context.trigger_pruning
+    prompts = [p for n, p in zip(model._asked, model._prompts, strict=True) if n == name]
+    assert prompts, f"no pruning request for {name}: {model._asked}"
+    for prompt in prompts:
+        # The default extraction prompt states the task before the tool output.
+        task = prompt.split("Tool output", 1)[0]
+        assert part in task, f"{part!r} not in the request for {name}: {task}"
+        assert other not in task, f"the request for {name} asks about {other}: {task}"
