@@ -195,14 +195,13 @@ class ToolRunner:
         """
         limit = self.spec.max_parallel_tools
         accepted, dropped = list(calls[:limit]), list(calls[limit:])
-        named = requested_paths() if self.pruner else []
 
         def context(args: dict[str, Any]) -> str:
-            """The extraction's task context for a call with ``args``."""
+            """The extraction's task context for a call with ``args`` (pruned calls only)."""
             question = self.question
             path = args.get("path")
             if isinstance(path, str):
-                question = question_about_file(question, path, named)
+                question = question_about_file(question, path, requested_paths())
             return task_context_from(history, question=question)
 
         ran = await asyncio.gather(*(self._execute(call, step=step) for call in accepted))
