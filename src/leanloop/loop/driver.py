@@ -316,7 +316,11 @@ class AgentLoop:
             history=run.history,
             result_cap=run.budget.result_cap_chars(),
             # No request yet: the whole opening is what the results share the request with.
-            room_chars=run.budget.room_chars(run.history, run.protocol.bound_schemas(tools=True)),
+            room_chars=(
+                run.budget.room_chars(run.history, run.protocol.bound_schemas(tools=True))
+                if run.runner.needs_room
+                else None
+            ),
         )
         if run.protocol.mode == "native":
             reply = AIMessage(content="", tool_calls=calls)
@@ -570,8 +574,10 @@ class AgentLoop:
                 step=step,
                 history=[*run.history, read.reply],
                 result_cap=run.budget.result_cap_chars(),
-                room_chars=run.budget.room_chars(
-                    [read.reply], run.protocol.bound_schemas(tools=True)
+                room_chars=(
+                    run.budget.room_chars([read.reply], run.protocol.bound_schemas(tools=True))
+                    if run.runner.needs_room
+                    else None
                 ),
             )
             messages = _result_messages(run, [r.call for r in results], results, step=step)

@@ -174,6 +174,8 @@ class ToolRunner:
         self.pruner = pruner
         self.prunable = frozenset(spec.pruning_tools) if pruner else frozenset()
         self.trigger = pruning_trigger(spec)
+        self.needs_room = pruner is not None and self.trigger == "budget"
+        """Whether :meth:`run` reads ``room_chars`` (only the budget trigger does)."""
         self.report = report
         self.config = config
 
@@ -257,7 +259,6 @@ class ToolRunner:
         """The positions of ``ran`` to prune, and of those the pass could prune."""
         if self.pruner is None:
             return frozenset(), frozenset()
-        min_chars = self.pruner.settings.min_chars
         candidates = []
         for r in ran:
             out = r.outcome
@@ -266,8 +267,7 @@ class ToolRunner:
                 out is not None
                 and out.ok
                 and out.name in self.prunable  # the tool that really ran (a repaired name)
-                and r.request.prune
-                and size >= min_chars
+                and self.pruner.skip_reason(out.text, r.request) is None
             )
             candidates.append(
                 Candidate(

@@ -385,7 +385,7 @@ class Pruner:
             The outcome; its ``text`` goes into the ToolMessage. Never raises, except
             :class:`asyncio.CancelledError`.
         """
-        skipped = self._skip_reason(raw, request)
+        skipped = self.skip_reason(raw, request)
         if skipped is not None:
             logger.debug("not pruning the %s output: %s", tool_name, skipped)
             return _raw_outcome(raw, chunks=0, seconds=0.0, fallback=None, skipped=skipped)
@@ -516,7 +516,8 @@ class Pruner:
             ratio_source=plan.source,
         )
 
-    def _skip_reason(self, raw: str, request: PruneRequest) -> str | None:
+    def skip_reason(self, raw: str, request: PruneRequest) -> str | None:
+        """Why no pass would run on ``raw`` ("opted out", "below min_chars"), or ``None``."""
         if not request.prune:
             return "opted out"
         if len(raw) < self._settings.min_chars:
