@@ -1,10 +1,17 @@
-"""Developer sessions: lint, typecheck, security_scan, dead_code, unit_tests,
+"""Developer sessions: lint, typecheck, security_scan, dead_code, unit_tests, pytest,
 integration_tests, coverage_report, wheel, tests, pruning_real, and the benchmark sessions.
 
 Sessions run in the current interpreter (``./dev`` prepares ``.venv`` with everything
-installed), so the suite installs once and starts fast. ``nox -s tests`` runs every check,
-keeps going past a failure so one run shows everything, and prints the summary
-``N passed, N failed`` as the very last line (after nox's own closing line).
+installed), so the suite installs once and starts fast. ``nox -s tests`` runs the everyday
+checks; ``nox -s tests -- --full`` adds what needs the embedded model or a service (ADR
+0021). Either keeps going past a failure so one run shows everything, and prints the
+summary ``N passed, N failed`` as the very last line (after nox's own closing line).
+
+The everyday run needs no model and no service: Behave without ``@postgres``, Robot without
+the ``local-model``, ``real-model`` and ``browser`` tags. ``--full`` runs every scenario and
+every Robot test, after ``leanloop local setup``; the services it needs (PostgreSQL,
+Chromium) are installed beforehand by ``.ci/install-services`` (``./dev test --full`` runs
+it), never by a test.
 """
 
 from __future__ import annotations
@@ -26,19 +33,42 @@ ROOT = Path(__file__).parent
 BUILD = ROOT / "build"
 sys.path.insert(0, str(ROOT / "tools"))
 
-from summarize import Tally, count_behave, count_robot  # noqa: E402
+from summarize import Tally, count_behave, count_pytest, count_robot  # noqa: E402
 
 nox.options.sessions = ["tests"]
 nox.options.default_venv_backend = "none"
 
 COVERAGE_FAIL_UNDER = "90"
+COVERAGE_DATA = BUILD / ".coverage"
+
+FULL = "--full"
+"""The posarg that adds the real-model, Postgres and browser checks (ADR 0021)."""
+
+BEHAVE_EVERYDAY = ("--tags=not @postgres",)
+"""Behave's everyday selection: the @postgres scenarios need a PostgreSQL server."""
+
+ROBOT_EVERYDAY = ("--exclude", "local-model", "--exclude", "real-model", "--exclude", "browser")
+"""Robot's everyday selection: scripted and fake servers only. ``local-model`` and
+``real-model`` tests start the embedded llama-server (``leanloop local setup``);
+``browser`` tests open Chromium."""
+
+
+def _full(session: nox.Session) -> tuple[bool, tuple[str, ...]]:
+    """Whether ``--full`` was given, and the other posargs."""
+    args = tuple(session.posargs)
+    return FULL in args, tuple(a for a in args if a != FULL)
+
+
+def _call(session: nox.Session, name: str, *cmd: str, env: dict[str, str] | None = None) -> int:
+    """Run one check, streaming its output; return its exit status (never raise)."""
+    session.log(f"── {name}: {' '.join(cmd)}")
+    merged = {**os.environ, **(env or {})}
+    return subprocess.call(cmd, cwd=ROOT, env=merged)
 
 
 def _run(session: nox.Session, name: str, *cmd: str, env: dict[str, str] | None = None) -> bool:
     """Run one check, streaming its output; return whether it passed (never raise)."""
-    session.log(f"── {name}: {' '.join(cmd)}")
-    merged = {**os.environ, **(env or {})}
-    code = subprocess.call(cmd, cwd=ROOT, env=merged)
+    code = _call(session, name, *cmd, env=env)
     if code != 0:
         session.warn(f"{name} failed (exit {code})")
     return code == 0
@@ -51,6 +81,7 @@ def _lint(session: nox.Session) -> bool:
         "robot",
         "benchmarks",
         "tools",
+        "tests",
         "noxfile.py",
         "vulture_whitelist.py",
     ]
@@ -161,10 +192,28 @@ def _dead_code(session: nox.Session) -> bool:
     return _run(session, "vulture", sys.executable, "-m", "vulture")
 
 
+def _fresh_coverage() -> None:
+    """Remove the last run's coverage data: Behave and pytest then add theirs to it."""
+    BUILD.mkdir(parents=True, exist_ok=True)
+    for old in BUILD.glob(".coverage*"):
+        old.unlink()
+
+
+def _under_coverage(args: list[str], *, coverage: bool) -> list[str]:
+    """``python ARGS``, or ``python -m coverage run ARGS`` writing to ``COVERAGE_DATA``.
+
+    ``[tool.coverage.run]`` has ``parallel = true``: each run writes a data file of its
+    own next to ``COVERAGE_DATA`` and ``coverage report`` combines them all.
+    """
+    if not coverage:
+        return [sys.executable, *args]
+    return [sys.executable, "-m", "coverage", "run", "--data-file", str(COVERAGE_DATA), *args]
+
+
 def _behave(session: nox.Session, *, coverage: bool, extra: tuple[str, ...] = ()) -> bool:
     junit = BUILD / "behave"
     junit.mkdir(parents=True, exist_ok=True)
-    for old in [*junit.glob("*.xml"), *BUILD.glob(".coverage*")]:
+    for old in junit.glob("*.xml"):
         old.unlink()
     args = [
         "-m",
@@ -175,26 +224,36 @@ def _behave(session: nox.Session, *, coverage: bool, extra: tuple[str, ...] = ()
         "--format=progress",
         *extra,
     ]
-    if coverage:
-        cmd = [
-            sys.executable,
-            "-m",
-            "coverage",
-            "run",
-            "--data-file",
-            str(BUILD / ".coverage"),
-            *args,
-        ]
-    else:
-        cmd = [sys.executable, *args]
-    return _run(session, "behave", *cmd)
+    return _run(session, "behave", *_under_coverage(args, coverage=coverage))
+
+
+PYTEST_XML = BUILD / "pytest.xml"
+PYTEST_NO_TESTS = 5
+"""pytest's exit status when it collected no test: not a failure here."""
+
+
+def _pytest(session: nox.Session, *, coverage: bool, extra: tuple[str, ...] = ()) -> bool:
+    """pytest over tests/ (``[tool.pytest.ini_options]``), its JUnit file in build/."""
+    PYTEST_XML.parent.mkdir(parents=True, exist_ok=True)
+    PYTEST_XML.unlink(missing_ok=True)
+    args = ["-m", "pytest", f"--junitxml={PYTEST_XML}", *extra]
+    code = _call(session, "pytest", *_under_coverage(args, coverage=coverage))
+    if code == PYTEST_NO_TESTS:
+        session.log("pytest: no tests collected")
+        return True
+    if code != 0:
+        session.warn(f"pytest failed (exit {code})")
+    return code == 0
+
+
+def _local_model_setup(session: nox.Session) -> bool:
+    """``leanloop local setup``: idempotent, and fast once the cache holds server and model."""
+    return _run(session, "local model setup", "leanloop", "local", "setup")
 
 
 def _robot(session: nox.Session, extra: tuple[str, ...] = ()) -> bool:
-    # The real-server suites need the embedded llama.cpp server; setup is idempotent and
-    # fast once the cache holds the server binary and the model.
-    if not _run(session, "local model setup", "leanloop", "local", "setup"):
-        return False
+    """Robot over robot/; ``extra`` selects (the caller runs ``leanloop local setup`` first
+    when the selection includes the real-model suites)."""
     out = BUILD / "robot"
     return _run(
         session,
@@ -208,18 +267,18 @@ def _robot(session: nox.Session, extra: tuple[str, ...] = ()) -> bool:
         "off",
         "--console",
         "verbose",
-        *(extra or _DEFAULT_ROBOT),
+        *extra,
         "robot",
     )
 
 
-# Every Robot suite runs, the real-model pruning check included (robot/pruning_real.robot:
-# about four minutes on 2 cores, bounded by its pass deadline); `./dev nox -s pruning_real`
-# runs that one alone.
-_DEFAULT_ROBOT: tuple[str, ...] = ()
+EVERYDAY_UNMEASURED = "*/leanloop/sessions/postgres.py"
+"""Code only the full run exercises (the @postgres scenarios), left out of the everyday
+gate; the full run's gate measures it. The threshold is the same for both."""
 
 
-def _coverage_report(session: nox.Session) -> bool:
+def _coverage_report(session: nox.Session, *, full: bool) -> bool:
+    omit = () if full else (f"--omit={EVERYDAY_UNMEASURED}",)
     return _run(
         session,
         "coverage",
@@ -228,8 +287,9 @@ def _coverage_report(session: nox.Session) -> bool:
         "coverage",
         "report",
         "--data-file",
-        str(BUILD / ".coverage"),
+        str(COVERAGE_DATA),
         f"--fail-under={COVERAGE_FAIL_UNDER}",
+        *omit,
     )
 
 
@@ -355,17 +415,35 @@ def dead_code(session: nox.Session) -> None:
 
 @nox.session
 def unit_tests(session: nox.Session) -> None:
-    """Behave over features/ (pass extra behave arguments after --)."""
-    ok = _behave(session, coverage=False, extra=tuple(session.posargs))
+    """Behave over features/, @postgres only with -- --full.
+
+    Other arguments after -- go to behave.
+    """
+    full, extra = _full(session)
+    ok = _behave(session, coverage=False, extra=(*(() if full else BEHAVE_EVERYDAY), *extra))
     _announce(Tally.from_parts(behave=count_behave(BUILD / "behave")))
     if not ok:
         session.error("unit tests failed")
 
 
 @nox.session
+def pytest(session: nox.Session) -> None:
+    """pytest over tests/ (pass extra pytest arguments after --)."""
+    ok = _pytest(session, coverage=False, extra=tuple(session.posargs))
+    _announce(Tally.from_parts(pytest=count_pytest(PYTEST_XML)))
+    if not ok:
+        session.error("pytest failed")
+
+
+@nox.session
 def integration_tests(session: nox.Session) -> None:
-    """Robot Framework over robot/ against real HTTP servers on 127.0.0.1."""
-    ok = _robot(session, tuple(session.posargs))
+    """Robot over robot/ against scripted servers; -- --full adds real-model and browser.
+
+    ``--full`` runs ``leanloop local setup`` first. Other arguments after -- go to robot.
+    """
+    full, extra = _full(session)
+    setup_ok = _local_model_setup(session) if full else True
+    ok = _robot(session, (*(() if full else ROBOT_EVERYDAY), *extra)) and setup_ok
     _announce(Tally.from_parts(robot=count_robot(BUILD / "robot" / "output.xml")))
     if not ok:
         session.error("integration tests failed")
@@ -374,7 +452,7 @@ def integration_tests(session: nox.Session) -> None:
 @nox.session
 def pruning_real(session: nox.Session) -> None:
     """Pruning a 50 KB log with the real embedded model at --ctx-size 4096 (issue 13)."""
-    ok = _robot(session, ("--include", "real-pruning"))
+    ok = _local_model_setup(session) and _robot(session, ("--include", "real-pruning"))
     _announce(Tally.from_parts(robot=count_robot(BUILD / "robot" / "output.xml")))
     if not ok:
         session.error("the real-model pruning check failed")
@@ -382,9 +460,11 @@ def pruning_real(session: nox.Session) -> None:
 
 @nox.session
 def coverage_report(session: nox.Session) -> None:
-    """Behave under coverage; fails under the threshold."""
-    ok = _behave(session, coverage=True) and _coverage_report(session)
-    if not ok:
+    """Behave (everyday selection) and pytest under coverage; fails under the threshold."""
+    _fresh_coverage()
+    behave_ok = _behave(session, coverage=True, extra=BEHAVE_EVERYDAY)
+    pytest_ok = _pytest(session, coverage=True)
+    if not (behave_ok and pytest_ok and _coverage_report(session, full=False)):
         session.error("coverage failed")
 
 
@@ -397,24 +477,39 @@ def wheel(session: nox.Session) -> None:
 
 @nox.session
 def tests(session: nox.Session) -> None:
-    """Everything: lint, typecheck, security scan, dead code, Behave under coverage,
-    coverage gate, wheel, Robot."""
-    BUILD.mkdir(exist_ok=True)
+    """Every everyday check (no model, no services); -- --full adds those (ADR 0021).
+
+    Lint, typecheck, security scan, dead code, Behave and pytest under coverage, the
+    coverage gate, the wheel, Robot against scripted servers. ``-- --full`` adds the
+    @postgres scenarios and the real-model and browser suites, after ``leanloop local
+    setup`` (``.ci/install-services`` installs PostgreSQL and Chromium beforehand).
+    """
+    full, unknown = _full(session)
+    if unknown:
+        session.error(f"unknown arguments {list(unknown)}: the only one is {FULL}")
+    session.log(f"the {'full' if full else 'everyday'} run (ADR 0021)")
+    _fresh_coverage()
     (BUILD / "robot" / "output.xml").unlink(missing_ok=True)
     gates = {"lint": _lint(session), "typecheck": _typecheck(session)}
     gates["security_scan"] = _security_scan(session)
     gates["dead_code"] = _dead_code(session)
-    behave_ok = _behave(session, coverage=True)
-    gates["coverage"] = _coverage_report(session)
+    behave_ok = _behave(session, coverage=True, extra=() if full else BEHAVE_EVERYDAY)
+    pytest_ok = _pytest(session, coverage=True)
+    gates["coverage"] = _coverage_report(session, full=full)
     gates["wheel"] = _wheel(session)
-    robot_ok = _robot(session)
+    if full:
+        gates["local_model_setup"] = _local_model_setup(session)
+    robot_ok = _robot(session, () if full else ROBOT_EVERYDAY)
     tally = Tally.from_parts(
         behave=count_behave(BUILD / "behave"),
+        pytest=count_pytest(PYTEST_XML),
         robot=count_robot(BUILD / "robot" / "output.xml"),
         gates=gates,
     )
     if not behave_ok and tally.behave.failed == 0:
         tally = tally.with_crash("behave")
+    if not pytest_ok and tally.pytest.failed == 0:
+        tally = tally.with_crash("pytest")
     if not robot_ok and tally.robot.failed == 0:
         tally = tally.with_crash("robot")
     _announce(tally)

@@ -17,6 +17,7 @@ import leanloop
 from leanloop.budget.fit import FitResult
 from leanloop.budget.overflow import Overflow
 from leanloop.budget.tokens import MessageCounter, TokenEstimator
+from leanloop.cache_usage import RequestTally
 from leanloop.events import EventRecorder
 from leanloop.protocol.stream import HoldBack
 from leanloop.pruning.extract import PruneOutcome
@@ -80,3 +81,6 @@ MessageCounter.computations
 ModelSpec.max_retries
 # Public API of a stored turn (leanloop.sessions), for callers inspecting a session.
 Turn.last_step
+
+# Read through RunReport.to_dict (asdict): the pruning pass's completion tokens.
+RequestTally.completion_tokens

@@ -3,7 +3,8 @@ Feature: Pruning chunks that fit, and a pass that finishes
   by the pruning model's llama.cpp server (POST /tokenize) when there is one, else
   estimated from the kind of characters. A chunk refused for its size is cut in two and
   retried. A chunk that fails costs only its own lines, which the pruned message names as
-  not read; only when every chunk fails is the raw output used.
+  not read; only when every chunk fails is the raw output used. Unless a scenario names a
+  focus, the pass looks for words no line holds, so it reads every part in order.
 
   Scenario: A chunk refused for its size is split and retried, and the pass is pruned
     Given a sized pruning log of 40 KB in read_file form with 3 lines mentioning "deadlock"
@@ -67,16 +68,18 @@ Feature: Pruning chunks that fit, and a pass that finishes
     Then the sized outcome is pruned without a fallback
     And the sized outcome has no unread lines
 
-  Scenario: A chunked pass reads the parts with the focus words first
+  Scenario: A chunked pass reads only the windows with the focus words, best first, and names the rest
     Given a sized pruning log of 40 KB in read_file form with 3 lines mentioning "deadlock"
     And a sized pruning model that keeps the lines mentioning "deadlock"
     And the sized pruning window is 4096 tokens
     And the sized pruning concurrency is 1
+    And the sized focus is "the deadlock errors"
     When the sized pruner built by make_pruner prunes the output
-    Then the first 3 sized requests showed the lines mentioning "deadlock"
-    And every planned sized chunk got a request
+    Then the sized pruning model got 1 request, showing the 3 lines mentioning "deadlock"
     And the sized pruned message keeps the 3 lines mentioning "deadlock"
-    And the sized outcome has no unread lines
+    And every line the sized pass did not read is named with the read_file call that reads it, because "none of the words looked for is in them"
+    And the sized info block says "read the 1 of"
+    And no sized pruning warning was logged
 
   Scenario: The pass's time limit ends it with what was read, and names the parts it did not reach
     Given a sized pruning log of 40 KB in read_file form with 3 lines mentioning "deadlock"
@@ -86,7 +89,7 @@ Feature: Pruning chunks that fit, and a pass that finishes
     And the sized pruning deadline is 1.2 seconds
     When the sized pruner built by make_pruner prunes the output
     Then the sized outcome is pruned without a fallback
-    And the sized pruned message keeps the 3 lines mentioning "deadlock"
+    And the sized pruned message keeps the 1st line mentioning "deadlock"
     And the sized outcome names the parts the time limit left unread, with the call that reads them
     And the sized pass took less than 1.5 seconds
 

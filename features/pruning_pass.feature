@@ -115,19 +115,19 @@ Feature: The pruning pass
     Given a pruning test log of 500 KB with 5 short lines mentioning "needle"
     And a concurrent pruning model that keeps the lines mentioning "needle", later chunks first
     And the pruning settings window_tokens=4096, concurrency=2
-    When the pruner prunes the "read_file" output for the task "find the needles"
+    When the pruner prunes the "read_file" output for the task "find the lines that matter"
     Then the pruning model got several requests, each fitting a 4096-token pruning window
     And the pruner outcome counts one chunk per pruning request
     And at most 2 pruning requests ran at once
     And the pruned tool message keeps the 5 lines mentioning "needle" in their original order
     And the pruner info says "read in"
 
-  Scenario: A single very long line is pruned in numbered pieces
+  Scenario: A single very long line is pruned in numbered pieces, reading only the piece that holds the literal
     Given a pruning test output of one 60000-character line with "needle-77" in the middle
     And a pruning model that keeps the lines mentioning "needle-77"
     And the pruning settings window_tokens=4096
     When the pruner prunes the "read_file" output for the task "find needle-77"
-    Then the pruner outcome is pruned from 60000 characters in several chunks
+    Then the pruner outcome is pruned from 60000 characters in 1 chunk
     And the pruned tool message contains "needle-77"
     And the pruner outcome dropped 0 unverifiable lines
 

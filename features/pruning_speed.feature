@@ -32,7 +32,7 @@ Feature: Pruning limits measured on the server, not a fixed timeout
     Given a paced workspace whose "app.log" holds 30 KB with 2 lines mentioning "deadlock"
     And a paced main model that answers in 0.1 seconds, reporting 2000 prompt tokens, with the script:
       | reply                                 |
-      | call read_file {"path": "app.log"}    |
+      | call read_file {"path": "app.log", "limit": 200} |
       | The log shows two deadlocks.          |
     And a paced pruning model that hangs
     And a paced agent with pruning_timeout 0.3 and the pruning model on the main model's server

@@ -5,6 +5,7 @@ Documentation       An agent against the real llama-server: a read_file → answ
 Resource            resources/servers.resource
 Suite Setup         Start Local Llama Server For Suite    ctx_size=4096
 Suite Teardown      Stop Local Llama Server
+Test Tags           local-model
 
 
 *** Test Cases ***

@@ -157,6 +157,7 @@ An Agent Without Budget Keys Sends What It Always Sent On A Small Conversation
     Should Be Equal    ${third}[tools]    ${first}[tools]
 
 Real Server: The Window Comes From Props
+    [Tags]    local-model
     [Documentation]    No ``context_window`` in the file: leanloop asks llama-server's ``/props``.
     Start Budget Llama Server
     ${props}=    Http Get Json    ${LLAMA_ROOT}/props
@@ -173,6 +174,7 @@ Real Server: The Window Comes From Props
     Log Budget Figures    ${report}
 
 Real Server: Reading Several Large Files Ends Cleanly With No Request Refused
+    [Tags]    local-model
     [Documentation]    Four files of about 8 KB each, a question that needs all of them: the run
     ...    ends with one of the clean stop reasons, never an error, and the server never refused
     ...    a request (``overflow_recoveries`` is 0). Every request the loop sent was planned under
@@ -197,6 +199,7 @@ Real Server: Reading Several Large Files Ends Cleanly With No Request Refused
     END
 
 Real Server: A Wrong Configured Window Is Recovered From The Server's Refusal
+    [Tags]    local-model
     [Documentation]    The file claims ``context_window: 32768`` against the 2,048-token server and
     ...    the question names a 10 KB file, which is read before the first request: the server
     ...    refuses it (HTTP 400 ``exceed_context_size_error``), leanloop learns the real window
@@ -220,6 +223,7 @@ Real Server: A Wrong Configured Window Is Recovered From The Server's Refusal
     Should Be Equal As Integers    ${recovered}[0][window]    ${REAL_CTX}
 
 Real Server: The CLI Exits 0 After A Recovered Overflow
+    [Tags]    local-model
     [Documentation]    The same wrong window through ``leanloop run --json``: exit code 0, no
     ...    traceback, the refusal reported on stderr and counted in the printed report.
     Start Budget Llama Server

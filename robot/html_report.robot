@@ -13,6 +13,7 @@ Library             Collections
 Library             resources/BrowserLibrary.py
 Suite Setup         Open Chromium
 Suite Teardown      Close Browser
+Test Tags           browser
 
 
 *** Variables ***

@@ -5,6 +5,7 @@ Documentation       The real llama-server with the embedded Qwen model, started 
 Resource            resources/servers.resource
 Suite Setup         Start Local Llama Server For Suite    ctx_size=2048
 Suite Teardown      Stop Local Llama Server
+Test Tags           local-model
 
 
 *** Test Cases ***

@@ -8,6 +8,7 @@ Resource            resources/servers.resource
 Library             resources/QualityLibrary.py
 Suite Setup         Start Local Llama Server For Suite    ctx_size=8192
 Suite Teardown      Stop Local Llama Server
+Test Tags           local-model
 
 
 *** Test Cases ***

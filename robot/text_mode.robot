@@ -37,7 +37,7 @@ A Text Mode Agent Reads A File And Answers On The Server Without Our Template
     ...    prefetch of named files is off, so the read_file call must come from the model.
     ...    A run counts when it ends with the model's answer (stop reason answer, max_rounds
     ...    or repeated_calls: the 0.5B model tends to repeat its read until the loop stops it).
-    [Tags]    real-model
+    [Tags]    local-model    real-model
     Start Local Llama Server Without Our Template
     ${folder}=    Workspace With Notes    ${TEMPDIR}${/}text-mode-real
     ${file}=    Write Text Mode Agents File    ${folder}    ${LLAMA_URL}    ${SYSTEM}

@@ -4,8 +4,8 @@ The report comes from a real run of an ``LLMAgent`` around a scripted chat model
 server): eight requests in a 4,096-token window, with tool calls that end kept, failed,
 pruned, trimmed, cut and as a repeat, and one pruning pass that falls back. The page is
 opened in Debian's Chromium through Playwright, the same way ``robot/html_report.robot``
-opens it (``robot/resources/BrowserLibrary.py``, which also installs Chromium with
-apt-get when it is missing)::
+opens it (``robot/resources/BrowserLibrary.py``). Chromium is installed beforehand by
+``.ci/install-services`` (as root); without it the script says so and exits 1::
 
     .venv/bin/python tools/screenshot_report.py                 # docs/images/run-report.png
     .venv/bin/python tools/screenshot_report.py --html run.html --out /tmp/run.png
@@ -43,7 +43,11 @@ def main(argv: list[str] | None = None) -> int:
     # The small window and the failing tool are on purpose: keep their warnings quiet.
     logging.getLogger("leanloop").setLevel(logging.ERROR)
     started = time.monotonic()
-    print(ensure_chromium_installed())
+    try:
+        print(ensure_chromium_installed())
+    except AssertionError as missing:
+        print(f"screenshot_report: {missing}", file=sys.stderr)
+        return 1
     with tempfile.TemporaryDirectory(prefix="leanloop-screenshot-") as folder:
         report = sample_run_report(Path(folder) / "run")
         page = write_html(report, args.html or Path(folder) / "report.html")

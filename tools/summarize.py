@@ -1,4 +1,4 @@
-"""Count Behave scenarios and Robot tests from their XML reports for the closing summary."""
+"""Count Behave scenarios, pytest tests and Robot tests from their XML reports for the summary."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-__all__ = ["Counts", "Tally", "count_behave", "count_robot"]
+__all__ = ["Counts", "Tally", "count_behave", "count_pytest", "count_robot"]
 
 
 @dataclass(frozen=True)
@@ -27,14 +27,26 @@ def count_behave(junit_dir: Path) -> Counts:
     """Count scenarios from Behave's JUnit files (one testcase per scenario)."""
     total = Counts()
     for report in sorted(junit_dir.glob("*.xml")):
-        root = ET.parse(report).getroot()  # noqa: S314
-        for case in root.iter("testcase"):
-            if case.find("failure") is not None or case.find("error") is not None:
-                total += Counts(failed=1)
-            elif case.find("skipped") is not None or case.get("status") == "skipped":
-                total += Counts(skipped=1)
-            else:
-                total += Counts(passed=1)
+        total += _count_junit(report)
+    return total
+
+
+def count_pytest(junit_xml: Path) -> Counts:
+    """Count tests from pytest's ``--junitxml`` file (none when it was not written)."""
+    return _count_junit(junit_xml) if junit_xml.exists() else Counts()
+
+
+def _count_junit(report: Path) -> Counts:
+    """One JUnit file's testcases: failed (a failure or an error), skipped or passed."""
+    total = Counts()
+    root = ET.parse(report).getroot()  # noqa: S314 - our own runners' reports
+    for case in root.iter("testcase"):
+        if case.find("failure") is not None or case.find("error") is not None:
+            total += Counts(failed=1)
+        elif case.find("skipped") is not None or case.get("status") == "skipped":
+            total += Counts(skipped=1)
+        else:
+            total += Counts(passed=1)
     return total
 
 
@@ -51,9 +63,10 @@ def count_robot(output_xml: Path) -> Counts:
 
 @dataclass(frozen=True)
 class Tally:
-    """Everything one test run counted: Behave, Robot, and the pass/fail gates."""
+    """Everything one test run counted: Behave, pytest, Robot, and the pass/fail gates."""
 
     behave: Counts = field(default_factory=Counts)
+    pytest: Counts = field(default_factory=Counts)
     robot: Counts = field(default_factory=Counts)
     gates: dict[str, bool] = field(default_factory=dict)
     crashed: tuple[str, ...] = ()
@@ -63,10 +76,11 @@ class Tally:
         cls,
         *,
         behave: Counts | None = None,
+        pytest: Counts | None = None,
         robot: Counts | None = None,
         gates: dict[str, bool] | None = None,
     ) -> Tally:
-        return cls(behave or Counts(), robot or Counts(), dict(gates or {}))
+        return cls(behave or Counts(), pytest or Counts(), robot or Counts(), dict(gates or {}))
 
     def with_crash(self, runner: str) -> Tally:
         """A runner that failed without reporting a failed test still counts as a failure."""
@@ -77,17 +91,19 @@ class Tally:
         gates = Counts(
             passed=sum(self.gates.values()), failed=len(self.gates) - sum(self.gates.values())
         )
-        return self.behave + self.robot + gates + Counts(failed=len(self.crashed))
+        runners = self.behave + self.pytest + self.robot
+        return runners + gates + Counts(failed=len(self.crashed))
 
     @property
     def failed(self) -> int:
         return self.total.failed
 
     def breakdown(self) -> str:
-        b, r = self.behave, self.robot
+        b, p, r = self.behave, self.pytest, self.robot
         gates = ", ".join(f"{name} {'ok' if ok else 'FAILED'}" for name, ok in self.gates.items())
         lines = [
             f"behave scenarios: {b.passed} passed, {b.failed} failed, {b.skipped} skipped",
+            f"pytest tests: {p.passed} passed, {p.failed} failed, {p.skipped} skipped",
             f"robot tests: {r.passed} passed, {r.failed} failed, {r.skipped} skipped",
         ]
         if gates:

@@ -31,7 +31,9 @@ from leanloop.testing import ScriptError
 
 _SHOWN = re.compile(r"^\s*(\d+)\| (.*)$")
 _PART = re.compile(r"part (\d+) of (\d+)")
-_FOCUS = "the deadlock errors"
+# Unless a scenario names a focus, the pass looks for words no line of the log holds, so
+# it reads every part, in order (ADR 0006 amendment 5): the chunk mechanics meet every chunk.
+_FOCUS = "what the reader needs"
 _REQUEST = httpx.Request("POST", "http://127.0.0.1:8080/v1/chat/completions")
 
 
@@ -189,6 +191,11 @@ def step_paced(context: Context, first: float, second: float) -> None:
     _model(context, behave)
 
 
+@given('the sized focus is "{focus}"')
+def step_focus(context: Context, focus: str) -> None:
+    context.sized_focus = focus
+
+
 @given("the sized pruning window is {tokens:d} tokens")
 def step_window(context: Context, tokens: int) -> None:
     context.sized_window = tokens
@@ -309,7 +316,7 @@ def _prune(context: Context, pruner: Pruner, tool: str | None = None) -> PruneOu
         pruner.prune(
             tool_name=tool or context.sized_tool,
             raw=context.sized_raw,
-            request=PruneRequest(focus=_FOCUS),
+            request=PruneRequest(focus=getattr(context, "sized_focus", _FOCUS)),
             task_context="",
         )
     )
@@ -643,3 +650,50 @@ def step_estimate_kind(context: Context, kind: str) -> None:
 @then("the estimate is between {low:g} and {high:g} characters a token")
 def step_estimate_range(context: Context, low: float, high: float) -> None:
     assert low <= context.sized_estimate <= high, context.sized_estimate
+
+
+@then(
+    'the sized pruning model got {count:d} request, showing the {lines:d} lines mentioning "{word}"'
+)
+def step_one_request(context: Context, count: int, lines: int, word: str) -> None:
+    calls = context.sized_model._calls
+    assert len(calls) == count, len(calls)
+    shown = [line for messages in calls for line in _shown(messages) if word in line]
+    assert len(shown) == lines, shown
+
+
+@then(
+    "every line the sized pass did not read is named with the read_file call that reads it, "
+    'because "{reason}"'
+)
+def step_named_unread(context: Context, reason: str) -> None:
+    outcome = context.sized_outcome
+    raw_lines = split_raw_lines(context.sized_raw)
+    read = {
+        int(m[1])
+        for messages in context.sized_model._calls
+        for m in map(_SHOWN.match, _shown(messages))
+        if m
+    }
+    unread = {n for r in outcome.unread for n in range(r.first_line, r.last_line + 1)}
+    assert read | unread == set(range(1, len(raw_lines) + 1)), (
+        "some lines are neither read nor named"
+    )
+    assert not read & unread, sorted(read & unread)[:5]
+    assert all(r.reason == reason for r in outcome.unread), outcome.unread
+    listed = outcome.unread[:5]
+    for r in listed:
+        # The file's own numbers, as read_file shows them (its closing line has none).
+        numbers = [
+            int(m[1])
+            for line in raw_lines[r.first_line - 1 : r.last_line]
+            if (m := _SHOWN.match(line))
+        ]
+        call = f"read_file(offset={numbers[0]}, limit={numbers[-1] - numbers[0] + 1})"
+        assert call in outcome.text, (call, outcome.text[:600])
+
+
+@then('the sized pruned message keeps the 1st line mentioning "{word}"')
+def step_keeps_first(context: Context, word: str) -> None:
+    wanted = [ln for ln in context.sized_raw.split("\n") if word in ln]
+    assert wanted[0] in context.sized_outcome.text.split("\n"), context.sized_outcome.text

@@ -2,9 +2,10 @@
 
 The browser is Debian's Chromium (``/usr/bin/chromium``), driven by Playwright for
 Python through ``executable_path``: Playwright's own browser download is not used (and
-cannot be reached from the project's machines). When Chromium is missing,
-:func:`ensure_chromium_installed` installs it with ``apt-get`` (root only); when that is
-not possible the suite fails with the reason, it never skips.
+cannot be reached from the project's machines). Nothing here installs it:
+``.ci/install-services`` does, once, before the full run (``./dev test --full`` and
+``.ci/run`` call it). When Chromium is missing, :func:`ensure_chromium_installed` fails
+with what to run; the suite never skips.
 
 The report comes from a real run: :func:`sample_run_report` runs an ``LLMAgent`` around
 a scripted chat model with a small window, so that its tool calls meet every fate
@@ -16,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -64,8 +64,6 @@ SAMPLE_ANSWER = (
 SCRIPT_KEY = "<script>alert('x')</script>"
 """A tool argument that a page which forgot to escape would run."""
 
-_INSTALL_TIMEOUT = 900
-
 _SHOWN_TEXT = "e => e instanceof HTMLElement ? e.innerText : e.textContent"
 """The text an element shows (``innerText``; SVG elements have only ``textContent``)."""
 
@@ -73,49 +71,21 @@ _SHOWN_TEXT = "e => e instanceof HTMLElement ? e.innerText : e.textContent"
 # --- Chromium --------------------------------------------------------------------------
 
 
-def ensure_chromium_installed() -> str:
-    """Make sure Debian's Chromium is at ``/usr/bin/chromium``; return its version line.
+MISSING = (
+    f"{CHROMIUM} is not installed: the browser checks open the report in Debian's Chromium. "
+    "Run .ci/install-services as root (it installs Debian's chromium; ./dev test --full "
+    "runs it)."
+)
 
-    Installs it with ``apt-get update`` and ``apt-get install -y chromium`` when it is
-    missing (as root). Raises ``AssertionError`` with the reason when that is impossible.
+
+def ensure_chromium_installed() -> str:
+    """Check that Debian's Chromium is at ``/usr/bin/chromium``; return its version line.
+
+    Raises:
+        AssertionError: When it is missing, with what to run.
     """
     if not _runs(CHROMIUM):
-        if not shutil.which("apt-get"):
-            msg = f"{CHROMIUM} is missing and there is no apt-get to install Debian's chromium"
-            raise AssertionError(msg)
-        if os.geteuid() != 0:
-            msg = (
-                f"{CHROMIUM} is missing and installing it needs root: run "
-                "`apt-get update && apt-get install -y chromium` as root"
-            )
-            raise AssertionError(msg)
-        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-        for command in (
-            ["apt-get", "update"],
-            [
-                "apt-get",
-                "install",
-                "-y",
-                "--no-install-recommends",
-                "chromium",
-                "fonts-dejavu-core",
-            ],
-        ):
-            done = subprocess.run(
-                command,
-                check=False,
-                capture_output=True,
-                text=True,
-                env=env,
-                timeout=_INSTALL_TIMEOUT,
-            )
-            if done.returncode != 0:
-                tail = (done.stderr or done.stdout).strip()[-2000:]
-                msg = f"`{' '.join(command)}` failed (exit {done.returncode}): {tail}"
-                raise AssertionError(msg)
-        if not _runs(CHROMIUM):
-            msg = f"apt-get installed chromium, yet {CHROMIUM} does not run"
-            raise AssertionError(msg)
+        raise AssertionError(MISSING)
     return _version(CHROMIUM)
 
 
@@ -283,7 +253,7 @@ class BrowserLibrary:
     # -- setup and teardown
 
     def chromium_should_be_installed(self) -> str:
-        """Install Debian's Chromium when missing (see module doc); return its version."""
+        """Fail with what to run when Debian's Chromium is missing; return its version."""
         started = time.monotonic()
         version = ensure_chromium_installed()
         _log(f"{version} ready after {time.monotonic() - started:.1f} s", console=True)

@@ -11,6 +11,7 @@ source).
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import random
 import sys
@@ -100,10 +101,52 @@ class PruningRealLibrary:
         path.write_text("\n".join(text) + "\n", encoding="utf-8")
         return errors
 
-    def read_file_output(self, folder: str, limit: int = 400) -> str:
-        """What ``read_file(path="app.log", limit=...)`` returns (what pruning starts from)."""
+    def write_json_log(self, folder: str, lines: int = 640) -> list[str]:
+        """Write ``<folder>/workspace/events.jsonl``: ``lines`` JSON events (about 71 KB for
+        640) and three ``"level": "error"`` events about a certificate, at lines 83, 347
+        and 611 (the first fifth, the middle and the end of the file).
+
+        Returns the three error lines.
+        """
+        count = int(lines)
+        rnd = random.Random(11)
+        services = ("billing", "search", "gateway", "auth", "mailer", "indexer")
+        text = []
+        for i in range(count):
+            stamp = f"2026-12-01T04:{i // 60 % 60:02d}:{i % 60:02d}.{rnd.randint(0, 999):03d}Z"
+            event = {
+                "ts": stamp,
+                "level": "info",
+                "svc": rnd.choice(services),
+                "route": f"/api/v2/items/{rnd.randint(1000, 9999)}",
+                "ms": rnd.randint(3, 400),
+            }
+            text.append(json.dumps(event))
+        errors = [
+            '{"ts": "2026-12-01T04:01:22.118Z", "level": "error", "service": "gateway", '
+            '"msg": "TLS handshake failed: certificate expired", "peer": "10.0.4.17", '
+            '"cert": "CN=api.internal, expired 2026-11-30"}',
+            '{"ts": "2026-12-01T04:05:46.902Z", "level": "error", "service": "gateway", '
+            '"msg": "TLS handshake failed: certificate expired", "peer": "10.0.4.22", '
+            '"cert": "CN=api.internal, expired 2026-11-30"}',
+            '{"ts": "2026-12-01T04:10:10.377Z", "level": "error", "service": "auth", '
+            '"msg": "upstream gateway unreachable after certificate errors", "retries": 5}',
+        ]
+        for number, line in zip((83, 347, 611), errors, strict=True):
+            text[number - 1] = line
+        path = Path(folder) / "workspace" / "events.jsonl"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("\n".join(text) + "\n", encoding="utf-8")
+        return errors
+
+    def read_file_output(self, folder: str, limit: int = 400, path: str = "app.log") -> str:
+        """What ``read_file(path=..., limit=...)`` returns (the first page a model gets)."""
         reader = workspace_tools(Path(folder) / "workspace")[0]
-        return str(reader.invoke({"path": "app.log", "limit": int(limit)}))
+        return str(reader.invoke({"path": path, "limit": int(limit)}))
+
+    def file_size(self, folder: str, path: str = "app.log") -> int:
+        """Characters of the workspace file ``path`` (what a pruned read reads on to)."""
+        return len((Path(folder) / "workspace" / path).read_text(encoding="utf-8"))
 
     def chars_per_token_of(self, text: str, llama_url: str) -> dict[str, float | None]:
         """The numbered sample's characters per token: counted by the server, and estimated."""
@@ -123,24 +166,22 @@ class PruningRealLibrary:
         pruning_max_tokens: int = 256,
         pruning_concurrency: int = 1,
         pruning_deadline: float = 240,
+        path: str = "app.log",
+        answer: str = "Three deadlocks stopped the job.",
     ) -> str:
         """Write ``<folder>/agents.yaml``: a scripted main model and the real pruning model.
 
-        The main model calls ``read_file`` on ``app.log`` (400 lines) with ``focus`` as
-        ``output_prune_context``, then answers "Three deadlocks stopped the job.".
+        The main model calls ``read_file`` on ``path`` with ``focus`` as
+        ``output_prune_context`` and no ``limit``, as small models call it, then answers
+        ``answer``.
         """
-        call = {
-            "name": "read_file",
-            "args": {"path": "app.log", "limit": 400, "output_prune_context": focus},
-        }
+        call = {"name": "read_file", "args": {"path": path, "output_prune_context": focus}}
         document = {
             "version": 1,
             "models": {
                 "main": {
                     "class": "leanloop.testing:ScriptedChatModel",
-                    "kwargs": {
-                        "replies": [{"tool_calls": [call]}, "Three deadlocks stopped the job."]
-                    },
+                    "kwargs": {"replies": [{"tool_calls": [call]}, answer]},
                 },
                 "pruner": {
                     "provider": "openai-compatible",

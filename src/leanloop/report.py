@@ -7,8 +7,10 @@ JSON-ready dict), so pipelines and the CLI read the same figures.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
+
+from leanloop.cache_usage import RequestTally
 
 __all__ = [
     "ENDED_OTHERWISE",
@@ -16,7 +18,9 @@ __all__ = [
     "RunReport",
     "StopReason",
     "ToolCallRecord",
+    "cached_share",
     "format_report",
+    "prompt_totals",
     "summary_line",
 ]
 
@@ -98,6 +102,12 @@ class RequestRecord:
     kind: str = "step"
     """``step``, ``final`` (the tool-less answer request) or ``retry`` (a step sent again,
     smaller or in text mode, after the server refused it)."""
+    prompt_evaluated: int | None = None
+    """Prompt tokens the server computed for this request (llama.cpp ``timings.prompt_n``);
+    ``None`` when the reply did not say how its prompt was split (:mod:`leanloop.cache_usage`)."""
+    prompt_cached: int | None = None
+    """Prompt tokens the server's prompt cache served (llama.cpp reuses the common prefix
+    with the slot's previous prompt; ``cached_tokens``); ``None`` when unknown."""
 
 
 @dataclass(kw_only=True)
@@ -142,11 +152,16 @@ class RunReport:
     """Notable things that happened, one line each (mode switches, synthesis, recoveries)."""
     tool_calls: list[ToolCallRecord] = field(default_factory=list)
     requests: list[RequestRecord] = field(default_factory=list)
+    extraction: RequestTally | None = None
+    """The pruning pass's requests over the run, added up: ``requests``, ``prompt_tokens``,
+    ``prompt_evaluated``, ``prompt_cached``, ``completion_tokens``, ``seconds``; ``None``
+    while none was answered (they are not in ``requests``, which are the main model's)."""
 
     def to_dict(self) -> dict[str, Any]:
         """Return the report as a JSON-ready dict (the documented field names)."""
         data = asdict(self)
         data["repaired_calls"] = self.repaired_calls
+        data.update(prompt_totals(data["requests"]))
         for request in data["requests"]:
             request["reported_input_tokens"] = request["input_tokens"]
         for call, record in zip(data["tool_calls"], self.tool_calls, strict=True):
@@ -170,6 +185,27 @@ class RunReport:
         return sum(r.output_tokens or 0 for r in self.requests)
 
     @property
+    def prompt_evaluated(self) -> int | None:
+        """Prompt tokens the server computed over the run (``None``: no reply said)."""
+        known = [r.prompt_evaluated for r in self.requests if r.prompt_evaluated is not None]
+        return sum(known) if known else None
+
+    @property
+    def prompt_cached(self) -> int | None:
+        """Prompt tokens the server's prompt cache served over the run (``None``: unknown)."""
+        known = [r.prompt_cached for r in self.requests if r.prompt_cached is not None]
+        return sum(known) if known else None
+
+    def note_extraction(self, tally: RequestTally) -> None:
+        """Take the pruning pass's running totals (a copy of the pruner's ``usage``).
+
+        The pruner adds up every extraction request of its run; its caller hands the
+        tally over after each pass, so the report holds the figures so far, also when a
+        later step fails.
+        """
+        self.extraction = replace(tally) if tally.requests else None
+
+    @property
     def repaired_calls(self) -> int:
         """Calls that ran only after a repair (see ``ToolCallRecord.repaired``)."""
         return sum(call.repaired for call in self.tool_calls)
@@ -181,6 +217,10 @@ _ARG_WIDTH = 60
 def format_report(report: Mapping[str, Any]) -> str:
     """The run report as readable lines: summary, one row per request, one per tool call.
 
+    When the replies said what the server's prompt cache served, a line says how much
+    (over the run and after the first request), the table gains a ``from cache`` column,
+    and a line sums up the pruning pass's requests.
+
     An ``agent:NAME`` call is followed by the summary line of the sub-run it made.
 
     Unknown fields are ignored and missing ones shown as ``-``, so the table keeps
@@ -188,21 +228,29 @@ def format_report(report: Mapping[str, Any]) -> str:
     """
     requests = _rows(report.get("requests"))
     calls = _rows(report.get("tool_calls"))
+    # The cache column only for reports that know it: older reports keep their table.
+    cache = any(_is_count(row.get("prompt_cached")) for row in requests)
+    cache_head = f"  {'from cache':>10}" if cache else ""
     lines = [
         f"stop reason: {report.get('stop_reason', '-')} · steps: {report.get('steps', '-')}"
         f" · tool calls: {len(calls)} · requests: {len(requests)}",
         *_context_line(report),
+        *_cache_lines(report, requests),
         "",
-        f"{'request':>7}  {'messages':>8}  {'input tokens':>12}  {'output tokens':>13}",
+        f"{'request':>7}  {'messages':>8}  {'input tokens':>12}{cache_head}  {'output tokens':>13}",
     ]
     for number, row in enumerate(requests, start=1):
+        cached = f"  {_num(row.get('prompt_cached')):>10}" if cache else ""
         lines.append(
             f"{number:>7}  {_num(row.get('messages')):>8}  {_num(row.get('input_tokens')):>12}"
-            f"  {_num(row.get('output_tokens')):>13}"
+            f"{cached}  {_num(row.get('output_tokens')):>13}"
         )
     total_in = _total(requests, "input_tokens")
     total_out = _total(requests, "output_tokens")
-    lines.append(f"{'total':>7}  {'':>8}  {_num(total_in):>12}  {_num(total_out):>13}")
+    total_cached = f"  {_num(_total(requests, 'prompt_cached')):>10}" if cache else ""
+    lines.append(
+        f"{'total':>7}  {'':>8}  {_num(total_in):>12}{total_cached}  {_num(total_out):>13}"
+    )
     if calls:
         texts = [_call_text(call) for call in calls]
         width = max(len("tool"), *(len(text) for text in texts))
@@ -228,6 +276,74 @@ def _context_line(report: Mapping[str, Any]) -> list[str]:
         if isinstance(value, int) and value
     ]
     return [" · ".join(parts)] if parts else []
+
+
+def _cache_lines(report: Mapping[str, Any], requests: list[Mapping[str, Any]]) -> list[str]:
+    """What the server's prompt cache served, and what the pruning pass cost, when known."""
+    lines = []
+    cached, evaluated = _cache_split(requests)
+    if cached + evaluated:
+        line = (
+            f"prompt cache: {cached:,} of {cached + evaluated:,} prompt tokens served from"
+            f" the server's cache ({cached / (cached + evaluated):.0%})"
+        )
+        later = cached_share(requests[1:])
+        if later is not None:
+            line += f" · after the first request: {later:.0%}"
+        lines.append(line)
+    extraction = report.get("extraction")
+    if isinstance(extraction, Mapping) and _is_count(extraction.get("requests")):
+        parts = [
+            f"pruning pass: {_num(extraction.get('requests'))} requests",
+            f"{_num(extraction.get('prompt_tokens'))} prompt tokens",
+        ]
+        if _is_count(extraction.get("prompt_cached")):
+            parts[-1] += f" ({_num(extraction.get('prompt_cached'))} from cache)"
+        parts.append(f"{_num(extraction.get('completion_tokens'))} completion tokens")
+        seconds = extraction.get("seconds")
+        if isinstance(seconds, int | float) and not isinstance(seconds, bool):
+            parts.append(f"{seconds:.1f} s")
+        lines.append(" · ".join(parts))
+    return lines
+
+
+def prompt_totals(requests: Sequence[Mapping[str, Any]]) -> dict[str, int | None]:
+    """The run totals ``prompt_evaluated`` and ``prompt_cached`` of a report's request dicts.
+
+    Each adds up the requests that know it, ``None`` when none does; a caller that adds
+    request records to a report dict (the structuring requests) sets them again with it.
+    """
+    totals: dict[str, int | None] = {}
+    for key in ("prompt_evaluated", "prompt_cached"):
+        known = [row[key] for row in requests if _is_count(row.get(key))]
+        totals[key] = sum(known) if known else None
+    return totals
+
+
+def cached_share(requests: Sequence[Mapping[str, Any]]) -> float | None:
+    """The part of the prompt tokens of ``requests`` (report dicts) the server's cache served.
+
+    Counts the requests whose reply said how its prompt was split (``prompt_evaluated``
+    and ``prompt_cached``); ``None`` when none did. ``cached_share(requests[1:])`` is the
+    figure for every request after the first, whose prefix the run itself sent before.
+    """
+    cached, evaluated = _cache_split(requests)
+    return cached / (cached + evaluated) if cached + evaluated else None
+
+
+def _cache_split(requests: Sequence[Mapping[str, Any]]) -> tuple[int, int]:
+    """Cached and evaluated prompt tokens of the requests that said both."""
+    cached = evaluated = 0
+    for row in requests:
+        hit, computed = row.get("prompt_cached"), row.get("prompt_evaluated")
+        if isinstance(hit, int) and isinstance(computed, int) and _is_count(hit):
+            cached += hit
+            evaluated += computed
+    return cached, evaluated
+
+
+def _is_count(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _rows(value: object) -> list[Mapping[str, Any]]:
@@ -263,7 +379,9 @@ def summary_line(report: Mapping[str, Any]) -> str:
     """One line that says how a run ended, from its report dict.
 
     ``stop: answer · 3 steps · 4 tool calls (1 failed) · 5 requests · 3,210 prompt tokens
-    · 12.4 s``; fields the report lacks are left out, so a partial report still reads.
+    · 2,480 from cache · 12.4 s``; fields the report lacks are left out (``from cache``
+    when no reply said what the server's prompt cache served), so a partial report still
+    reads.
     """
     calls = _rows(report.get("tool_calls"))
     requests = _rows(report.get("requests"))
@@ -274,6 +392,9 @@ def summary_line(report: Mapping[str, Any]) -> str:
     prompt = _total(requests, "input_tokens")
     if prompt is not None:
         parts.append(f"{prompt:,} prompt tokens")
+    cached = _total(requests, "prompt_cached")
+    if cached is not None:
+        parts.append(f"{cached:,} from cache")
     elapsed = report.get("elapsed_s")
     if isinstance(elapsed, int | float):
         parts.append(f"{elapsed:.1f} s")

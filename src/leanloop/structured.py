@@ -26,8 +26,9 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import patch_config
 from pydantic import BaseModel, ValidationError
 
+from leanloop.cache_usage import prompt_usage
 from leanloop.exceptions import StructuredOutputError
-from leanloop.report import RequestRecord, RunReport
+from leanloop.report import RequestRecord, RunReport, prompt_totals
 
 __all__ = ["RUN_NAME", "Method", "attach_structured", "read_json"]
 
@@ -306,6 +307,7 @@ def _typed_message(
         "repairs": repairs,
     }
     report["requests"] = [*report.get("requests", []), *_records(report, attempt)]
+    report.update(prompt_totals(report["requests"]))
     if attempt.notes:
         report["events"] = [*report.get("events", []), *attempt.notes]
     elapsed = report.get("elapsed_s")
@@ -336,6 +338,7 @@ def _records(report: Mapping[str, Any], attempt: _Attempt) -> list[dict[str, Any
     for sent, reply in attempt.replies:
         chars = sum(len(m.text) for m in attempt.messages[:sent])
         usage: Mapping[str, Any] = reply.usage_metadata or {}
+        cache = prompt_usage(reply)
         records.append(
             RequestRecord(
                 step=step,
@@ -347,6 +350,8 @@ def _records(report: Mapping[str, Any], attempt: _Attempt) -> list[dict[str, Any
                 window=last.get("window") or report.get("window"),
                 tools=False,
                 kind="structured",
+                prompt_evaluated=cache.evaluated if cache else None,
+                prompt_cached=cache.cached if cache else None,
             )
         )
     # Through RunReport.to_dict, so the records have exactly the keys of the loop's.

@@ -9,9 +9,11 @@ Use it to test an agent without a server (in Python, or from YAML with
     ])
 
 A reply is a string (an answer), an ``AIMessage``, a mapping with ``content``,
-``tool_calls``, ``usage`` (``{"input_tokens": .., "output_tokens": ..}``) or ``raise``
-(an error message to raise instead of answering), or a callable that receives the
-request's messages and returns any of these. Every request is recorded in ``requests``.
+``tool_calls``, ``usage`` (``{"input_tokens": .., "output_tokens": ..}``, optionally
+``"cache_read": ..``: prompt tokens served from the server's prompt cache, reported as
+LangChain's ``input_token_details``) or ``raise`` (an error message to raise instead of
+answering), or a callable that receives the request's messages and returns any of these.
+Every request is recorded in ``requests``.
 """
 
 from __future__ import annotations
@@ -153,6 +155,9 @@ class ScriptedChatModel(BaseChatModel):
                     "output_tokens": out,
                     "total_tokens": inp + out,
                 }
+                if "cache_read" in usage:  # as ChatOpenAI reports llama.cpp's cached_tokens
+                    cached = int(usage["cache_read"])
+                    message.usage_metadata["input_token_details"] = {"cache_read": cached}
             return message
         msg = f"unsupported scripted reply: {reply!r}"
         raise ScriptError(msg)

@@ -35,6 +35,7 @@ from leanloop import events
 from leanloop.budget import Window, parse_overflow
 from leanloop.budget.run import Prepared, RunBudget, resolve_window, sized_model
 from leanloop.budget.turns import EarlierTurns
+from leanloop.cache_usage import prompt_usage
 from leanloop.exceptions import RunFailed
 from leanloop.loop import prompts
 from leanloop.loop.guard import CallGuard, workspace_fingerprint
@@ -625,6 +626,9 @@ class AgentLoop:
             run.usage = add_usage(run.usage, reply.usage_metadata)
         reported = run.budget.observe(prepared, reply)
         plan = run.budget.plan
+        # How much of the prompt the server's cache served (llama.cpp reuses the slot's
+        # common prefix); both None when the reply does not say.
+        cache = prompt_usage(reply)
         run.report.requests.append(
             RequestRecord(
                 step=run.step + 1,
@@ -638,6 +642,8 @@ class AgentLoop:
                 window=plan.window,
                 tools=kind != "final",
                 kind=kind,
+                prompt_evaluated=cache.evaluated if cache else None,
+                prompt_cached=cache.cached if cache else None,
             )
         )
         run.report.chars_per_token = round(run.budget.chars_per_token, 3)

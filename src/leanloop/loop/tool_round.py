@@ -17,6 +17,8 @@ or pose as a pruned result; whether a result is pruned travels as metadata
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -47,6 +49,7 @@ from leanloop.report import RunReport, ToolCallRecord
 from leanloop.spec.types import AgentSpec
 from leanloop.textcap import cap_text
 from leanloop.tools.registry import ToolOutcome, ToolRegistry, clean_text
+from leanloop.tools.workspace import MAX_READ_LINES
 
 __all__ = ["CallResult", "ToolRunner", "make_pruner", "mark_results", "pruning_trigger"]
 
@@ -94,6 +97,10 @@ class _Ran:
 
 
 KEPT_WHOLE_NOTE = "kept whole: the round's results fit the request (pruning_trigger: budget)"
+_READ_FILE = "read_file"
+# read_file's closing line: "[lines 1-200 of 640; next: read_file(path="app.log", offset=201)]".
+_FOOTER = re.compile(r"\[lines ([\d,]+)-([\d,]+) of ([\d,]+)(.*)\]\Z")
+_NEXT = re.compile(r"; next: read_file\(path=.*, offset=(\d+)\)\Z")
 
 
 def pruning_trigger(spec: AgentSpec) -> PruningTrigger:
@@ -133,6 +140,9 @@ def make_pruner(
         window_tokens=window_tokens,
         chars_per_token=chars_per_token,
         reply_limit=pruning.max_tokens,
+        # Measured with Qwen2.5-Coder-0.5B: shown three relevant windows in one request,
+        # it copies the first line and stops; shown one window a request, it copies each.
+        pack_windows=profile.pruning_prompt != "small",
     )
     count_ratio: CountRatio | None = None
     base_url, api_key = pruning.base_url, pruning.api_key
@@ -243,6 +253,8 @@ class ToolRunner:
         if isinstance(repeat, Repeat):
             return _Ran(call, args, request, meta, repeat=repeat)
         outcome = await self.registry.run(call["name"], args, time_limit=self.spec.tool_timeout)
+        if self._reads_on(outcome, args, request):
+            outcome = await self._read_on(outcome)
         if outcome.timed_out:
             # The tool's own limit (tools: [{name, timeout}]) when it has one.
             timeout = (
@@ -252,6 +264,48 @@ class ToolRunner:
                 f"step {step}: {outcome.name} timed out after {timeout:g} s; not retried"
             )
         return _Ran(call, args, request, meta, rerun=rerun, outcome=outcome)
+
+    def _reads_on(self, outcome: ToolOutcome, args: dict[str, Any], request: PruneRequest) -> bool:
+        """Whether a ``read_file`` page is read on to the end for the pruning pass.
+
+        A call the pass may prune, that did not opt out and asked for no ``limit`` (small
+        models never do), sees the whole file through the pass rather than its first
+        page: the pass reads only the parts that matter (:mod:`leanloop.pruning.rank`)
+        and names the rest with the calls that read them.
+        """
+        return (
+            outcome.ok
+            and outcome.name == _READ_FILE
+            and _READ_FILE in self.prunable
+            and request.prune
+            and "limit" not in args
+            and _next_offset(outcome.text) is not None
+        )
+
+    async def _read_on(self, first: ToolOutcome) -> ToolOutcome:
+        """``first`` with the pages after it, up to the registry's cap on one result."""
+        body, footer = first.text.rsplit("\n", 1)
+        pages, size = [body], len(body)
+        offset = _next_offset(first.text)
+        while offset is not None and size < self.registry.result_max_chars:
+            args = {**first.args, "offset": offset, "limit": MAX_READ_LINES}
+            page = await self.registry.run(_READ_FILE, args, time_limit=self.spec.tool_timeout)
+            if not page.ok or "\n" not in page.text:
+                break
+            text, footer = page.text.rsplit("\n", 1)
+            pages.append(text)
+            size += len(text) + 1
+            offset = _next_offset(page.text)
+        start = _FOOTER.match(first.text.rsplit("\n", 1)[1])
+        end = _FOOTER.match(footer)
+        if start is None or end is None or len(pages) == 1:
+            return first
+        footer = f"[lines {start[1]}-{end[2]} of {end[3]}{end[4]}]"
+        text = "\n".join([*pages, footer])
+        note = f"read on to line {end[2]} of {end[3]} for the pruning pass"
+        return dataclasses.replace(
+            first, text=text, chars_raw=len(text), notes=(*first.notes, note)
+        )
 
     def _choose(
         self, ran: Sequence[_Ran], *, cap: int, room_chars: int | None
@@ -368,6 +422,7 @@ class ToolRunner:
             config=self.config,
             on_chunk=progress,
         )
+        self.report.note_extraction(self.pruner.usage)  # the pass's requests so far
         if outcome.unread:
             ranges = ", ".join(f"{r.first_line}-{r.last_line} ({r.reason})" for r in outcome.unread)
             self.report.events.append(
@@ -400,3 +455,10 @@ class ToolRunner:
             }
             await events.emit(events.PRUNED, payload, self.config)
         return outcome.text, outcome.pruned
+
+
+def _next_offset(text: str) -> int | None:
+    """The offset a ``read_file`` result's closing line says to read next, if any."""
+    footer = _FOOTER.search(text)
+    found = _NEXT.search(footer[4] + "") if footer is not None else None
+    return int(found[1]) if found is not None else None

@@ -40,6 +40,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.runnables import RunnableConfig
 
+from leanloop.cache_usage import RequestTally
 from leanloop.pruning.markers import (
     INFO_END,
     INFO_START,
@@ -57,13 +58,16 @@ from leanloop.pruning.prompt import (
     build_messages,
     chunk_budget,
     estimate_chars_per_token,
+    numbered_entries,
     overhead_text,
     plan_chunks,
     sample_text,
     split_chunk,
     split_raw_lines,
+    window_chunk,
 )
-from leanloop.pruning.rank import focus_terms, reading_order
+from leanloop.pruning.rank import Focus, focus_of, line_scores, pack_windows, plan_windows
+from leanloop.pruning.reading import FINAL_REASONS, ReadingRules
 from leanloop.pruning.schema import PRUNE_ARG, PruneRequest
 from leanloop.pruning.speed import ServerSpeed, processed_tokens
 from leanloop.pruning.verify import RawIndex, Verified, strip_line_numbers, verify_lines
@@ -144,10 +148,20 @@ class PruneSettings:
     """The most output tokens one request shows (``None``: as many as the window allows);
     small models extract better from small chunks."""
     deadline: float | None = None
-    """Seconds the whole pass may take (``None``: no limit). A chunked output is then read
-    best-first (:mod:`leanloop.pruning.rank`), a chunk is not started when the measured
-    speed says it cannot finish in time, and a request never outlives the limit; the
-    chunks not read are named in the result with the call that reads them."""
+    """Seconds the whole pass may take (``None``: no limit). A request is not started
+    when the measured speed says it cannot finish in time, and none outlives the limit;
+    the lines not read are named in the result with the call that reads them."""
+    window_tokens_read: int = 256
+    """Tokens of one window around a line that holds what the pass looks for, when the
+    output needs more than one request (:mod:`leanloop.pruning.rank`): the pass reads
+    the best windows first and stops when the evidence stops
+    (:mod:`leanloop.pruning.reading`)."""
+    read_tokens: int | None = None
+    """The most prompt tokens of output one pass reads (``None``: no limit); the first
+    request is always read."""
+    pack_windows: bool = True
+    """Whether one request shows several windows (as many as its chunk size holds), or
+    one each: a 0.5B model copies the first relevant line of a request and stops."""
 
     def __post_init__(self) -> None:
         """Reject settings the pass cannot work with."""
@@ -160,6 +174,18 @@ class PruneSettings:
                 ("window_tokens", self.window_tokens, self.window_tokens >= 1, ">= 1"),
                 ("chars_per_token", self.chars_per_token, self.chars_per_token > 0, "> 0"),
                 ("deadline", self.deadline, self.deadline is None or self.deadline > 0, "> 0"),
+                (
+                    "window_tokens_read",
+                    self.window_tokens_read,
+                    self.window_tokens_read >= 1,
+                    ">= 1",
+                ),
+                (
+                    "read_tokens",
+                    self.read_tokens,
+                    self.read_tokens is None or self.read_tokens >= 1,
+                    ">= 1",
+                ),
                 (
                     "max_chunk_tokens",
                     self.max_chunk_tokens,
@@ -200,6 +226,18 @@ class UnreadRange:
     """1-based number of the last raw output line not read."""
     reason: str
     """Why (``"timeout"``, ``"unparseable"``, ``"exception: ..."``)."""
+
+    def span(self, tool_name: str, raw_lines: Sequence[str]) -> str:
+        """``12-40``: the range in the file's own numbers for ``read_file``, else the output's."""
+        if tool_name == _READ_FILE:
+            numbers = [
+                n
+                for i in range(self.first_line, self.last_line + 1)
+                if (n := _file_line(raw_lines, i)) is not None
+            ]
+            if numbers:
+                return f"{numbers[0]}-{numbers[-1]}"
+        return f"{self.first_line}-{self.last_line}"
 
     def describe(self, tool_name: str, raw_lines: Sequence[str]) -> str:
         """One line for the info block: which lines, why, and how to ask for them.
@@ -280,8 +318,14 @@ class _Piece:
 @dataclass(frozen=True)
 class _Plan:
     chunks: list[Chunk]
+    """The requests, in the order to read them."""
     chars_per_token: float
     source: str
+    scoring: int | None = None
+    """How many of the first requests hold a word the pass looks for (``None``: one
+    request, read whole; 0: no line holds one, read in order)."""
+    focus: Focus | None = None
+    """What the windows were scored by (``None``: not read by windows)."""
 
 
 @dataclass(frozen=True)
@@ -330,6 +374,8 @@ class Pruner:
         self._count_ratio = count_ratio
         self._too_large = too_large
         self._speed = ServerSpeed()
+        self.usage = RequestTally()
+        """Every extraction request of this pruner's passes that got an answer, added up."""
         self._in_flight = 0
         # Passes of one pruner run one after another (see prune()).
         self._passes = asyncio.Lock()
@@ -417,8 +463,8 @@ class Pruner:
                 logger.debug("the pruning pass failed unexpectedly", exc_info=True)
                 return self._fall_back(tool_name, raw, _exception_reason(exc), 0, started)
             # Only a whole extract is reused: a pass that fell back or left lines unread
-            # may do better when asked again.
-            if outcome.pruned and not outcome.unread:
+            # for a reason of the moment (time, a failure) may do better when asked again.
+            if outcome.pruned and all(_final(r) for r in outcome.unread):
                 self._done[key] = outcome
                 while len(self._done) > _REUSED_EXTRACTS:
                     self._done.popitem(last=False)
@@ -440,8 +486,9 @@ class Pruner:
         lines = split_raw_lines(raw)
         plan = await self._plan(tool_name, lines, focus, task_context)
         deadline = self._settings.deadline
+        index = RawIndex(lines) if self._settings.verify else None
         pieces = await self._extract_all(
-            plan.chunks,
+            plan,
             lambda chunk, part: build_messages(
                 tool_name=tool_name,
                 focus=focus,
@@ -453,40 +500,54 @@ class Pruner:
             ),
             config,
             on_chunk,
-            order=reading_order(
-                [chunk.text for chunk in plan.chunks], focus_terms(focus or task_context)
-            ),
             deadline_at=None if deadline is None else started + deadline,
-            chars_per_token=plan.chars_per_token,
+            index=index,
         )
-        chunks = len(pieces)
-        answers = [piece.answer for piece in pieces if piece.answer is not None]
+        read = [piece for piece in pieces if piece.answer is not None]
+        # The requests sent or meant to be sent; those the reading rules left out are not.
+        chunks = sum(1 for piece in pieces if piece.failure not in FINAL_REASONS)
+        answers = [
+            piece.answer
+            for piece in sorted(read, key=lambda p: p.chunk.first_line)
+            if piece.answer is not None
+        ]
         failed = [piece for piece in pieces if piece.failure is not None]
+        broken = [piece for piece in failed if piece.failure not in FINAL_REASONS]
         if not answers:
-            reason = failed[0].failure if failed else "no chunks"
+            reason = broken[0].failure if broken else "no chunks"
             return self._fall_back(tool_name, raw, reason or "failed", chunks, started, plan=plan)
-        merged = self._merge(answers, lines)
+        merged = self._merge(answers, lines, index, ordered=bool(plan.scoring))
         if merged.claimed and not merged.kept:
             return self._fall_back(tool_name, raw, "nothing verifiable", chunks, started, plan=plan)
         unread = _unread(failed)
         notes = [r.describe(tool_name, lines) for r in unread[:_UNREAD_LISTED]]
         if len(unread) > _UNREAD_LISTED:
-            notes.append(f"{len(unread) - _UNREAD_LISTED} more range(s) were not read")
-        text = format_pruned(_info(merged, len(raw), chunks, notes), merged.output)
+            rest = ", ".join(r.span(tool_name, lines) for r in unread[_UNREAD_LISTED:])
+            notes.append(f"{len(unread) - _UNREAD_LISTED} more range(s) were not read: {rest}")
+        looked = _looked_for(plan, chunks)
+        text = format_pruned(_info(merged, len(raw), chunks, [*looked, *notes]), merged.output)
         seconds = time.perf_counter() - started
         if len(text) >= len(raw):
             logger.info("pruning the %s output saved nothing; keeping it whole", tool_name)
             return _raw_outcome(
                 raw, chunks=chunks, seconds=seconds, fallback="not smaller", skipped=None
             )
-        if unread:
+        if broken:
             logger.warning(
                 "pruning the %s output: %d of %d chunk(s) failed (%s); their lines are "
                 "marked as not read",
                 tool_name,
-                len(failed),
+                len(broken),
                 chunks,
-                "; ".join(dict.fromkeys(r.reason for r in unread)),
+                "; ".join(dict.fromkeys(str(piece.failure) for piece in broken)),
+            )
+        if len(failed) > len(broken):
+            logger.info(
+                "pruning the %s output: read %d of %d part(s); the rest were not read (%s)",
+                tool_name,
+                chunks,
+                len(plan.chunks),
+                "; ".join(dict.fromkeys(str(p.failure) for p in failed if p not in broken)),
             )
         logger.info(
             "pruned the %s output from %d to %d characters "
@@ -527,7 +588,12 @@ class Pruner:
     async def _plan(
         self, tool_name: str, lines: list[str], focus: str | None, task_context: str
     ) -> _Plan:
-        """Chunks sized from the output's own characters per token."""
+        """The requests of the pass, in the order to read them.
+
+        An output that fits one request is read whole. A larger one is cut into small
+        windows around the lines that hold what the pass looks for, packed best first
+        into requests (:mod:`leanloop.pruning.rank`); the pass may stop before the last.
+        """
         settings = self._settings
         sample = sample_text(lines, SAMPLE_CHARS)
         measured = await self._measure(sample)
@@ -551,16 +617,45 @@ class Pruner:
         )
         if settings.max_chunk_tokens is not None:
             budget = max(min(budget, int(settings.max_chunk_tokens * ratio)), 1)
-        chunks = plan_chunks(lines, budget)
+        whole = plan_chunks(lines, budget)
+        if len(whole) == 1:
+            logger.debug("pruning %s: %.2f characters a token (%s)", tool_name, ratio, source)
+            return _Plan(whole, ratio, source)
+        entries = numbered_entries(lines, budget)
+        texts = [text.split("| ", 1)[-1] for _, text in entries]
+        look_for = focus_of(focus if focus is not None else task_context)
+        scores = line_scores(texts, look_for)
+        sizes = [len(text) + 1 for _, text in entries]
+        window = max(min(int(settings.window_tokens_read * ratio), budget), 1)
+        if not any(scores):
+            # Nothing to rank by: the output is read in order, in chunks as large as fit.
+            logger.debug(
+                "pruning %s: %.2f characters a token (%s), no line holds what is looked for "
+                "(%s): %d request(s) in order",
+                tool_name,
+                ratio,
+                source,
+                look_for.describe() or "nothing",
+                len(whole),
+            )
+            return _Plan(whole, ratio, source, scoring=0, focus=look_for)
+        packed = budget if settings.pack_windows else window
+        batches = pack_windows(plan_windows(sizes, scores, window), sizes, packed)
+        chunks = [window_chunk(entries, [(w.first, w.last) for w in batch]) for batch in batches]
+        scoring = sum(1 for batch in batches if batch[0].score > 0)
         logger.debug(
-            "pruning %s: %.2f characters a token (%s), chunks of %d characters: %d chunk(s)",
+            "pruning %s: %.2f characters a token (%s), windows of %d characters in requests "
+            "of %d: %d request(s), %d holding what is looked for (%s)",
             tool_name,
             ratio,
             source,
+            window,
             budget,
             len(chunks),
+            scoring,
+            look_for.describe() or "nothing",
         )
-        return _Plan(chunks, ratio, source)
+        return _Plan(chunks, ratio, source, scoring=scoring, focus=look_for)
 
     async def _measure(self, sample: str) -> float | None:
         if self._count_ratio is None or not sample.strip():
@@ -577,41 +672,68 @@ class Pruner:
 
     async def _extract_all(
         self,
-        chunks: list[Chunk],
+        plan: _Plan,
         build: Callable[[Chunk, int], list[BaseMessage]],
         config: RunnableConfig | None,
         on_chunk: ChunkDone | None = None,
         *,
-        order: Sequence[int] | None = None,
         deadline_at: float | None = None,
-        chars_per_token: float,
+        index: RawIndex | None = None,
     ) -> list[_Piece]:
-        semaphore = asyncio.Semaphore(self._settings.concurrency)
+        """Read the plan's requests in order, at most ``concurrency`` at once, until the
+        reading rules stop it (:mod:`leanloop.pruning.reading`); a request not read
+        becomes a piece whose failure says why."""
+        chunks = plan.chunks
+        limits = _Limits(
+            asyncio.Semaphore(self._settings.concurrency), deadline_at, plan.chars_per_token
+        )
+        rules = ReadingRules(plan.scoring, allowance=self._settings.read_tokens)
         call_config = _call_config(config)
+        shown = plan.scoring or len(chunks)  # what progress counts towards
         done = 0
-        limits = _Limits(semaphore, deadline_at, chars_per_token)
 
         async def counted(chunk: Chunk, part: int) -> list[_Piece]:
             nonlocal done
             pieces = await self._extract_chunk(
                 chunk, part, depth=0, build=build, limits=limits, config=call_config
             )
+            answered = [p.answer for p in pieces if p.answer is not None]
+            if answered:
+                rules.finish(kept=any(_keeps(a, index) for a in answered))
             done += 1
             if on_chunk is not None and len(chunks) > 1:
                 try:
-                    await on_chunk(done, len(chunks))
+                    await on_chunk(min(done, shown), shown)
                 except Exception:  # progress is for watching; it never stops the pass
                     logger.debug("the chunk progress callback failed", exc_info=True)
             return pieces
 
         # No chunk's failure cancels another: each keeps what it found, and a failed
         # chunk costs only its own lines. _extract_chunk raises only CancelledError.
-        # Tasks wait for the semaphore in the order they were made: the reading order.
-        reading = list(order) if order is not None else list(range(len(chunks)))
+        pieces: list[_Piece] = []
+        running: set[asyncio.Task[list[_Piece]]] = set()
         async with asyncio.TaskGroup() as group:
-            tasks = [group.create_task(counted(chunks[i], i + 1)) for i in reading]
-        pieces = [piece for task in tasks for piece in task.result()]
-        return sorted(pieces, key=lambda piece: piece.chunk.first_line)
+            for position, chunk in enumerate(chunks):
+                while len(running) >= self._settings.concurrency:
+                    finished, running = await asyncio.wait(
+                        running, return_when=asyncio.FIRST_COMPLETED
+                    )
+                    pieces.extend(p for task in finished for p in task.result())
+                tokens = len(chunk.text) / plan.chars_per_token
+                refusal = rules.refusal(position, tokens)
+                if refusal is None and running and rules.found:
+                    # The rules judge what has come back: wait for the requests in
+                    # flight before starting one the evidence may make unnecessary.
+                    finished, running = await asyncio.wait(running)
+                    pieces.extend(p for task in finished for p in task.result())
+                    refusal = rules.refusal(position, tokens)
+                if refusal is not None:
+                    pieces.append(_Piece(chunk, None, refusal))
+                    continue
+                rules.start(tokens)
+                running.add(group.create_task(counted(chunk, position + 1)))
+        pieces.extend(p for task in running for p in task.result())
+        return pieces
 
     async def _extract_chunk(
         self,
@@ -686,6 +808,7 @@ class Pruner:
             elapsed = time.perf_counter() - started
             usage = reply.usage_metadata if isinstance(reply, AIMessage) else None
             self._speed.observe(processed_tokens(usage, default=tokens), elapsed, sharing=sharing)
+            self.usage.add(reply, elapsed)
             logger.debug(
                 "a pruning request of about %d tokens took %.1f s (%d in flight)",
                 tokens,
@@ -712,8 +835,16 @@ class Pruner:
             logger.debug("the too_large predicate failed", exc_info=True)
             return False
 
-    def _merge(self, answers: list[PruneParse], raw_lines: list[str]) -> _Merged:
-        index = RawIndex(raw_lines) if self._settings.verify else None
+    def _merge(
+        self,
+        answers: list[PruneParse],
+        raw_lines: list[str],
+        index: RawIndex | None,
+        *,
+        ordered: bool = False,
+    ) -> _Merged:
+        """The answers' verified lines joined; ``ordered``: put back in the output's order
+        (requests of windows show lines from all over the output)."""
         kept: list[str] = []
         claimed = dropped = 0
         for answer in answers:
@@ -729,7 +860,7 @@ class Pruner:
             claimed += checked.claimed
             dropped += checked.dropped
         notes = _notes(answers)
-        output = _tidy(kept)
+        output = _in_order(kept, raw_lines) if ordered else _tidy(kept)
         return _Merged(output, notes, claimed, claimed - dropped, dropped)
 
     def _fall_back(
@@ -766,19 +897,64 @@ def _file_line(raw_lines: Sequence[str], number: int) -> int | None:
 
 
 def _unread(failed: list[_Piece]) -> list[UnreadRange]:
-    """The failed chunks' line ranges in order, neighbours joined."""
+    """The line ranges of the pieces not read, in order, neighbours joined."""
+    spans = sorted(
+        (first, last, piece.failure or "failed")
+        for piece in failed
+        for first, last in piece.chunk.ranges
+    )
     ranges: list[UnreadRange] = []
-    for piece in failed:
-        reason = piece.failure or "failed"
-        first, last = piece.chunk.first_line, piece.chunk.last_line
+    for first, last, reason in spans:
         if ranges and first <= ranges[-1].last_line + 1:
             previous = ranges.pop()
-            reasons = list(dict.fromkeys([*previous.reason.split("; "), reason]))
-            first = min(first, previous.first_line)
-            last = max(last, previous.last_line)
-            reason = "; ".join(reasons)
-        ranges.append(UnreadRange(first, last, reason))
+            reasons = "; ".join(dict.fromkeys([*previous.reason.split("; "), reason]))
+            joined = min(first, previous.first_line), max(last, previous.last_line)
+            ranges.append(UnreadRange(*joined, reasons))
+        else:
+            ranges.append(UnreadRange(first, last, reason))
     return ranges
+
+
+def _final(unread: UnreadRange) -> bool:
+    """Whether the same pass would leave ``unread`` unread again (see FINAL_REASONS)."""
+    return all(reason in FINAL_REASONS for reason in unread.reason.split("; "))
+
+
+def _keeps(answer: PruneParse, index: RawIndex | None) -> bool:
+    """Whether ``answer`` keeps a line (one found in the output, when verifying)."""
+    lines = [line for line in restore_reserved(answer.output).split("\n") if line.strip()]
+    if index is None:
+        return bool(lines)
+    return any(index.find(line) is not None for line in lines)
+
+
+def _in_order(kept: list[str], raw_lines: list[str]) -> str:
+    """Kept raw lines in the output's order (requests of windows are read best first)."""
+    where: dict[str, int] = {}
+    for number, line in enumerate(raw_lines):
+        where.setdefault(line, number)
+    placed: list[tuple[int, str]] = []
+    last = -1
+    for line in kept:
+        if line.strip():
+            last = where.get(line, last)  # a piece of a long line: beside the line before
+            placed.append((last, line))
+    placed.sort(key=lambda item: item[0])
+    return "\n".join(line for _, line in placed)
+
+
+def _looked_for(plan: _Plan, sent: int) -> list[str]:
+    """What the info block says about a pass read by windows (nothing for one request)."""
+    if plan.focus is None:
+        return []
+    if plan.scoring == 0:
+        words = plan.focus.describe()
+        missing = f"no line holds the words looked for ({words})" if words else "no focus given"
+        return [f"{missing}; the lines were read in order from the start"]
+    return [
+        f"read the {sent} of {len(plan.chunks)} parts that hold the words looked for "
+        f"({plan.focus.describe()}), best match first"
+    ]
 
 
 def _exception_reason(exc: Exception) -> str:

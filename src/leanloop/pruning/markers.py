@@ -153,7 +153,8 @@ def parse_prune_response(text: str) -> PruneParse:
     a block whose END marker is missing runs to the next START marker or to the end (a
     trailing code fence is then dropped); the INFO block may be missing; several OUTPUT
     blocks are joined in order with newlines. Text after a START marker on the same line
-    is the block's first line. Runs in time linear in ``len(text)``.
+    is the block's first line; an END marker at the end of a line closes the block after
+    that line's text. Runs in time linear in ``len(text)``.
 
     Args:
         text: The pruning model's answer.
@@ -171,7 +172,11 @@ def parse_prune_response(text: str) -> PruneParse:
         found = _marker_at_start(line)
         if found is None:
             if current is not None:
-                current.append(line)
+                body, closed = _closed(line)
+                if body.strip() or not closed:
+                    current.append(body)
+                if closed:
+                    current = None
             continue
         marker, rest = found
         if marker in (INFO_END, OUTPUT_END):
@@ -179,8 +184,11 @@ def parse_prune_response(text: str) -> PruneParse:
             continue
         current = []
         (infos if marker == INFO_START else outputs).append(current)
-        if rest.strip():
-            current.append(rest.lstrip())
+        body, closed = _closed(rest)
+        if body.strip():
+            current.append(body.lstrip())
+        if closed:
+            current = None
     if not outputs:
         msg = f"the pruning answer has no {OUTPUT_START} block"
         raise PruneFormatError(msg)
@@ -188,6 +196,16 @@ def parse_prune_response(text: str) -> PruneParse:
         _drop_closing_fence(current)
     info = "\n".join("\n".join(block) for block in infos).strip() if infos else None
     return PruneParse(info=info, output="\n".join("\n".join(block) for block in outputs))
+
+
+def _closed(line: str) -> tuple[str, bool]:
+    """``line`` without an END marker it ends with (small models close a block on the
+    line of its last copied line), and whether it had one."""
+    stripped = line.rstrip()
+    for marker in (OUTPUT_END, INFO_END):
+        if stripped.endswith(marker):
+            return stripped[: -len(marker)].rstrip(), True
+    return line, False
 
 
 def _drop_closing_fence(lines: list[str]) -> None:

@@ -26,12 +26,14 @@ __all__ = [
     "build_messages",
     "chunk_budget",
     "estimate_chars_per_token",
+    "numbered_entries",
     "overhead_chars",
     "overhead_text",
     "plan_chunks",
     "sample_text",
     "split_chunk",
     "split_raw_lines",
+    "window_chunk",
 ]
 
 SYSTEM_PROMPT = f"""\
@@ -87,6 +89,18 @@ class Chunk:
     """1-based number of the first raw line in the chunk."""
     last_line: int
     """1-based number of the last raw line in the chunk."""
+    spans: tuple[tuple[int, int], ...] = ()
+    """The raw line ranges (1-based, inclusive) it shows, when it shows windows of the
+    output with gaps between them; ``()`` for one range, ``first_line``-``last_line``."""
+
+    @property
+    def ranges(self) -> tuple[tuple[int, int], ...]:
+        """The raw line ranges it shows (1-based, inclusive), in order."""
+        return self.spans or ((self.first_line, self.last_line),)
+
+    def describe(self) -> str:
+        """``lines 3-9`` or ``lines 3-9, 120-126``: what a request says it shows."""
+        return "lines " + ", ".join(f"{a}-{b}" if a != b else str(a) for a, b in self.ranges)
 
 
 def split_raw_lines(raw: str) -> list[str]:
@@ -205,28 +219,51 @@ def sample_text(lines: list[str], chars: int) -> str:
     return "\n".join(shown)[:chars]
 
 
+def numbered_entries(lines: list[str], piece_chars: int) -> list[tuple[int, str]]:
+    """``lines`` numbered and escaped as a request shows them: ``(number, "  12| text")``.
+
+    A line longer than ``piece_chars`` is cut into pieces that each carry its number, so
+    a piece the model keeps can still be checked against that line.
+    """
+    width = max(_MIN_NUMBER_WIDTH, len(str(len(lines))))
+    return [
+        (number, f"{number:>{width}}| {piece}")
+        for number, line in enumerate(lines, start=1)
+        for piece in _pieces(_escape(line), piece_chars - width - 3)
+    ]
+
+
 def plan_chunks(lines: list[str], budget: int) -> list[Chunk]:
     """Number and escape ``lines`` and pack them, in order, into chunks of ``budget`` chars.
 
     A line too long for any chunk is cut into pieces that each carry its number, so a
     piece the model keeps can still be checked against that line.
     """
-    width = max(_MIN_NUMBER_WIDTH, len(str(len(lines))))
     chunks: list[Chunk] = []
     pending: list[str] = []
     size, first, last = 0, 1, 1
-    for number, line in enumerate(lines, start=1):
-        for piece in _pieces(_escape(line), budget - width - 3):
-            numbered = f"{number:>{width}}| {piece}"
-            if pending and size + len(numbered) + 1 > budget:
-                chunks.append(Chunk("\n".join(pending), first, last))
-                pending, size, first = [], 0, number
-            pending.append(numbered)
-            size += len(numbered) + 1
-            last = number
+    for number, numbered in numbered_entries(lines, budget):
+        if pending and size + len(numbered) + 1 > budget:
+            chunks.append(Chunk("\n".join(pending), first, last))
+            pending, size, first = [], 0, number
+        pending.append(numbered)
+        size += len(numbered) + 1
+        last = number
     if pending or not chunks:
         chunks.append(Chunk("\n".join(pending), first, last))
     return chunks
+
+
+def window_chunk(entries: list[tuple[int, str]], windows: list[tuple[int, int]]) -> Chunk:
+    """The chunk showing ``windows`` (0-based inclusive ranges of ``entries``), in order.
+
+    Windows that do not touch are shown with an empty line between them; the line numbers
+    tell the model where each one sits.
+    """
+    blocks: list[str] = []
+    for first, last in windows:
+        blocks.append("\n".join(text for _, text in entries[first : last + 1]))
+    return _chunk_of("\n\n".join(blocks).split("\n"), None)
 
 
 def _pieces(line: str, size: int) -> list[str]:
@@ -278,11 +315,17 @@ def split_chunk(chunk: Chunk) -> tuple[Chunk, Chunk] | None:
     return first, Chunk(prefix + body[middle:], chunk.first_line, chunk.last_line)
 
 
-def _chunk_of(entries: list[str], parent: Chunk) -> Chunk:
+def _chunk_of(entries: list[str], parent: Chunk | None) -> Chunk:
     numbers = [int(m.group(1)) for e in entries if (m := _NUMBER_PREFIX.match(e))]
-    first = numbers[0] if numbers else parent.first_line
-    last = numbers[-1] if numbers else parent.last_line
-    return Chunk("\n".join(entries), first, last)
+    first = numbers[0] if numbers else (parent.first_line if parent else 1)
+    last = numbers[-1] if numbers else (parent.last_line if parent else 1)
+    spans: list[tuple[int, int]] = []
+    for number in numbers:
+        if spans and spans[-1][1] in (number, number - 1):
+            spans[-1] = (spans[-1][0], number)
+        else:
+            spans.append((number, number))
+    return Chunk("\n".join(entries), first, last, tuple(spans) if len(spans) > 1 else ())
 
 
 def build_messages(
@@ -310,7 +353,7 @@ def build_messages(
     Returns:
         A system message with the instructions and a human message with the lines.
     """
-    where = f"lines {chunk.first_line}-{chunk.last_line}"
+    where = chunk.describe()
     if parts > 1:
         where = f"part {part} of {parts}, {where}"
     if style == "small":

@@ -38,7 +38,13 @@ from leanloop.tools._pathhelp import PathHelp
 from leanloop.tools._paths import PathRefused, resolve_inside
 from leanloop.tools._worker import in_worker
 
-__all__ = ["PathRefused", "resolve_inside", "workspace_path_exists", "workspace_tools"]
+__all__ = [
+    "MAX_READ_LINES",
+    "PathRefused",
+    "resolve_inside",
+    "workspace_path_exists",
+    "workspace_tools",
+]
 
 _PATH_HELP = "Path relative to the workspace root (absolute paths inside it also work)."
 

@@ -1,0 +1,93 @@
+"""When a pruning pass stops reading: the evidence stopped, or the allowance is spent.
+
+A pass reads its requests best first (:mod:`leanloop.pruning.rank`). Before each next
+request :class:`ReadingRules` says whether to read it, and if not, why; the lines of a
+request not read are named in the result with that reason and the call that reads them.
+The pass stops:
+
+- when the requests left hold no word the pass looks for (there were some elsewhere):
+  :data:`NO_FOCUS_WORD`;
+- when :data:`PATIENCE` requests in a row yielded nothing once something was found, in
+  a reading by score: :data:`NOTHING_MORE`;
+- when the next request would take the pass past its token allowance
+  (``pruning`` settings' ``read_tokens``; the first request is always read):
+  :data:`OVER_ALLOWANCE`.
+
+The time allowance (the pass's deadline and the server's measured speed) is judged
+where each request starts (:mod:`leanloop.pruning.extract`). A focus that matches no
+line at all is read in order, until an allowance is spent.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = [
+    "FINAL_REASONS",
+    "NOTHING_MORE",
+    "NO_FOCUS_WORD",
+    "OVER_ALLOWANCE",
+    "PATIENCE",
+    "ReadingRules",
+]
+
+PATIENCE = 2
+"""Requests in a row that may yield nothing, once something was found, before the pass stops."""
+NO_FOCUS_WORD = "none of the words looked for is in them"
+NOTHING_MORE = f"the pass stopped after {PATIENCE} parts in a row held nothing more"
+OVER_ALLOWANCE = "over the pass's reading allowance"
+FINAL_REASONS = frozenset({NO_FOCUS_WORD, NOTHING_MORE, OVER_ALLOWANCE})
+"""Reasons the same pass would give again: an extract left unread only for these is
+as good as the pass can make it, so it may be reused for an identical output."""
+
+
+@dataclass
+class ReadingRules:
+    """The stop rules of one pass, and what it has read so far.
+
+    Args:
+        scoring: How many of the pass's requests (the first ones) hold a word it looks
+            for; ``None`` when the pass was not planned by score (one request, or no
+            windows), so only the allowance applies.
+        allowance: The most prompt tokens of output the pass reads (``None``: no limit).
+    """
+
+    scoring: int | None
+    allowance: float | None = None
+    found: bool = False
+    """Whether a request read so far kept a line."""
+    empty_in_a_row: int = 0
+    """Requests finished since the last one that kept a line (once one did)."""
+    tokens: float = 0.0
+    """Prompt tokens of the requests started so far."""
+    started: int = 0
+
+    def refusal(self, position: int, tokens: float) -> str | None:
+        """Why the request at ``position`` (0-based, reading order) is not read, or ``None``.
+
+        Args:
+            position: The request's place in the reading order.
+            tokens: Its estimated prompt tokens.
+        """
+        if self.scoring and position >= self.scoring:
+            return NO_FOCUS_WORD
+        # Only a ranked reading runs out of evidence: read in order (no line holds a
+        # word looked for), the next part may hold the next relevant line.
+        if self.scoring and self.found and self.empty_in_a_row >= PATIENCE:
+            return NOTHING_MORE
+        if self.allowance is not None and self.started and self.tokens + tokens > self.allowance:
+            return OVER_ALLOWANCE
+        return None
+
+    def start(self, tokens: float) -> None:
+        """Count a request that is being read."""
+        self.started += 1
+        self.tokens += tokens
+
+    def finish(self, *, kept: bool) -> None:
+        """Count a finished request: whether it kept a line."""
+        if kept:
+            self.found = True
+            self.empty_in_a_row = 0
+        elif self.found:
+            self.empty_in_a_row += 1
