@@ -21,6 +21,7 @@ import contextlib
 import json
 import logging
 import os
+import shlex
 import sys
 import threading
 from collections.abc import Coroutine, Mapping, Sequence
@@ -84,7 +85,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _json_error(args, str(exc))
         hint = ""
         if isinstance(exc, UnfinishedTurn):
-            hint = f"; finish it with: leanloop run {args.file} --session {args.session} --resume"
+            hint = f"; finish it with: {_resume_command(args)}"
         print(f"error: {exc}{hint}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except LeanloopError as exc:
@@ -95,6 +96,33 @@ def main(argv: Sequence[str] | None = None) -> int:
         _say_interrupted()
         return EXIT_INTERRUPTED
     return code
+
+
+def _resume_command(args: argparse.Namespace) -> str:
+    """The command that resumes the session's unfinished turn, ready to paste.
+
+    It names the agent whenever the run did (a file with several agents needs it), and
+    quotes what the shell would split.
+    """
+    words = ["leanloop", "run", str(args.file)]
+    if getattr(args, "agent", None):
+        words += ["--agent", args.agent]
+    words += ["--session", str(args.session), "--resume"]
+    return shlex.join(words)
+
+
+def _session_id(args: argparse.Namespace) -> str | None:
+    """``--session ID`` as given, ``None`` without it; an empty or blank ID is refused.
+
+    Raises:
+        SessionError: ``--session ""`` or ``--session " "``: the same line as for
+            ``configurable.thread_id`` (never taken as "no session").
+    """
+    if args.session is None:
+        return None
+    from leanloop.sessions import check_thread_id  # noqa: PLC0415 - keep `--help` fast
+
+    return check_thread_id(args.session, given_as="--session")
 
 
 EXIT_INTERRUPTED = 130
@@ -299,14 +327,15 @@ def _schema(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     from leanloop.agent import LLMAgent  # noqa: PLC0415
 
-    if args.resume and not args.session:
+    thread = _session_id(args)
+    if args.resume and thread is None:
         print("error: --resume needs --session ID (the session to resume)", file=sys.stderr)
         return EXIT_BAD_INPUT
     if not args.question and not args.resume:
         print("error: the question is missing (only --resume may leave it out)", file=sys.stderr)
         return EXIT_BAD_INPUT
     agent = LLMAgent.from_file(args.file, args.agent)
-    session = {"thread_id": args.session, "resume": args.resume} if args.session else None
+    session = {"thread_id": thread, "resume": args.resume} if thread is not None else None
     try:
         answer, report = _run_interruptible(
             _stream(agent, args.question, show=not args.json, quiet=args.quiet, session=session)
@@ -382,9 +411,11 @@ def _chat(args: argparse.Namespace) -> int:
 
     from leanloop.agent import LLMAgent  # noqa: PLC0415
 
+    given = _session_id(args)
     agent = LLMAgent.from_file(args.file, args.agent)
-    thread = args.session or f"chat-{uuid.uuid4().hex[:12]}"
-    if not args.session:
+    thread = given if given is not None else f"chat-{uuid.uuid4().hex[:12]}"
+    args.session = thread  # what a resume hint names
+    if given is None:
         print(f"leanloop: session {thread} (continue it with --session {thread})", file=sys.stderr)
     code = EXIT_OK
     while True:

@@ -31,7 +31,7 @@ from langchain_core.tools import BaseTool
 
 from leanloop.exceptions import SessionError
 from leanloop.loop import AgentLoop, TextSink, TurnContext
-from leanloop.sessions import SessionStore, Turn, open_store, thread_lock
+from leanloop.sessions import SessionStore, Turn, check_thread_id, open_store, thread_lock
 from leanloop.spec.types import AgentSpec
 from leanloop.tools.session import note_tool, recall_tool
 
@@ -45,15 +45,16 @@ MakeLoop = Callable[[AgentSpec, Sequence[BaseTool]], AgentLoop]
 
 
 def session_of(config: RunnableConfig | None) -> tuple[str | None, bool]:
-    """The ``thread_id`` and ``resume`` flag of a call's ``configurable``, if any."""
+    """The ``thread_id`` and ``resume`` flag of a call's ``configurable``, if any.
+
+    Raises:
+        SessionError: ``thread_id`` is empty, blank or not a string (``None`` is no session).
+    """
     configurable: Mapping[str, Any] = (config or {}).get("configurable") or {}
     thread = configurable.get("thread_id")
     if thread is None:
         return None, False
-    if not isinstance(thread, str) or not thread.strip():
-        msg = f"thread_id must be a non-empty string, got {thread!r}"
-        raise SessionError(msg)
-    return thread, bool(configurable.get("resume", False))
+    return check_thread_id(thread), bool(configurable.get("resume", False))
 
 
 def store_url(spec: AgentSpec) -> str:

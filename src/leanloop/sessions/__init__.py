@@ -6,7 +6,9 @@ committed before the next request, so a run killed half-way is resumed from its 
 completed step (:meth:`SessionStore.reopen_turn`). One process runs one turn of a thread
 at a time (:func:`thread_lock`); the store refuses a second process's turn while the first
 one's process lives (``SessionBusy``), and asks for a resume when it died
-(``UnfinishedTurn``).
+(``UnfinishedTurn``). A call is a turn when its ``configurable`` has a ``thread_id``
+(:func:`check_thread_id` refuses an empty or blank one); a run inside a turn that is
+not one of its turns (a sub-agent) gets the config :func:`without_session` makes.
 
 The names are imported on first use, so ``import leanloop.sessions`` (and
 :func:`open_store`, :func:`thread_lock`) do not load LangChain.
@@ -18,6 +20,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from leanloop.sessions.configurable import check_thread_id, without_session
     from leanloop.sessions.locks import thread_lock
     from leanloop.sessions.model import Session, SessionStore, Turn, TurnStatus
     from leanloop.sessions.owner import Owner
@@ -29,11 +32,13 @@ __all__ = [
     "SessionStore",
     "Turn",
     "TurnStatus",
+    "check_thread_id",
     "open_store",
     "redact_url",
     "sqlite_path",
     "sqlite_url",
     "thread_lock",
+    "without_session",
 ]
 
 _HOMES = {
@@ -42,11 +47,13 @@ _HOMES = {
     "SessionStore": "model",
     "Turn": "model",
     "TurnStatus": "model",
+    "check_thread_id": "configurable",
     "open_store": "stores",
     "redact_url": "stores",
     "sqlite_path": "stores",
     "sqlite_url": "stores",
     "thread_lock": "locks",
+    "without_session": "configurable",
 }
 
 

@@ -6,15 +6,23 @@ event loop, and leanloop runs on several (its background loop, each ``asyncio.ru
 the locks are kept per running loop. Both levels hold them weakly: a lock lives while a
 task holds or awaits it, a loop's table while the loop lives, so nothing accumulates over
 a long life with many thread ids.
+
+A run inside a turn (a tool the turn calls, a sub-agent) that asks for a turn of the same
+thread would wait for a lock its own caller holds until the caller gives up: such a wait
+is refused at once instead (:func:`thread_lock` knows the turns its caller holds from a
+context variable, which every task and worker thread of the turn inherits).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import contextvars
 import threading
 import weakref
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 
 from leanloop.exceptions import SessionError
 from leanloop.sessions.stores import sqlite_path
@@ -29,6 +37,20 @@ _tables: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LockTable] = (
 _guard = threading.Lock()
 
 
+@dataclass(eq=False)
+class _Held:
+    """One held thread lock, as the code running inside it sees it."""
+
+    key: tuple[str, str]
+    active: bool = True
+    """``False`` once released: a task the turn started and left running may take it."""
+
+
+_held: contextvars.ContextVar[tuple[_Held, ...]] = contextvars.ContextVar(
+    "leanloop_held_thread_locks", default=()
+)
+
+
 def _store_key(url: str) -> str:
     """One key per store, however its URL is spelled (``sqlite:///x`` = ``sqlite:////x``)."""
     if url.lower().startswith("sqlite://"):
@@ -39,9 +61,8 @@ def _store_key(url: str) -> str:
     return url
 
 
-def _lock_for(url: str, thread_id: str) -> asyncio.Lock:
+def _lock_for(key: tuple[str, str]) -> asyncio.Lock:
     loop = asyncio.get_running_loop()
-    key = (_store_key(url), thread_id)
     with _guard:
         table = _tables.get(loop)
         if table is None:
@@ -58,12 +79,31 @@ async def thread_lock(url: str, thread_id: str) -> AsyncIterator[None]:
 
     Two tasks on one event loop that run a turn of the same thread wait for each other;
     different threads run in parallel. Tasks on different event loops are not
-    serialised here: the store refuses the second (``SessionBusy``).
+    serialised here: the store refuses the second (``SessionBusy``). Code running inside
+    the lock (the turn's tools, a sub-agent) that asks for it again is refused at once.
 
     Args:
         url: The store's URL.
         thread_id: The thread.
+
+    Raises:
+        SessionError: The caller already holds this thread's lock (a nested turn).
     """
-    lock = _lock_for(url, thread_id)
+    key = (_store_key(url), thread_id)
+    if any(held.active and held.key == key for held in _held.get()):
+        msg = (
+            f"session {thread_id!r}: a run inside one of its turns cannot take a turn of"
+            " the same session (it would wait for the turn it is part of): give the inner"
+            " run a thread_id of its own, or thread_id None to run it without a session"
+        )
+        raise SessionError(msg)
+    lock = _lock_for(key)
     async with lock:
-        yield
+        held = _Held(key)
+        token = _held.set((*_held.get(), held))
+        try:
+            yield
+        finally:
+            held.active = False
+            with contextlib.suppress(ValueError):  # exited in another context: nothing to undo
+                _held.reset(token)
