@@ -71,6 +71,7 @@ The Whole File Went Through The Pass And Kept
     ${event}=    Set Variable    ${run}[pruned_events][0]
     Log    pruned in ${run}[seconds] s: ${event}[chunks] request(s), ${run}[prune_requests] extraction request(s), ${event}[chars_raw] -> ${event}[chars_out] characters    console=True
     ${report}=    Set Variable    ${run}[report]
+    Log    the pass's requests: ${report}[extraction]    console=True
     ${call}=    Set Variable    ${report}[tool_calls][0]
     Should Be Equal    ${call}[name]    read_file
     Should Be True    $call["pruned"] is True    the read_file result was not pruned: ${report}
