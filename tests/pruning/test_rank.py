@@ -20,6 +20,12 @@ def test_focus_keeps_words_and_exact_literals() -> None:
     assert {"ERROR", "RB-43925", "db.pool", "590ms"} <= set(focus.literals)
 
 
+def test_apostrophes_quote_nothing() -> None:
+    focus = focus_of("Why isn't order RB-43925 in the customer's export?")
+    assert focus.literals == ("RB-43925",)
+    assert focus_of("the 'db.pool' lines").literals == ("db.pool",)
+
+
 def test_task_context_frame_words_are_not_looked_for() -> None:
     focus = focus_of("The user asked: why did it stop?\nThe assistant's latest reasoning: hmm")
     assert focus.words == ("stop", "hmm")

@@ -53,7 +53,11 @@ _WORD = re.compile(r"[a-z0-9][a-z0-9_.-]*[a-z0-9]|[a-z0-9]", re.IGNORECASE)
 # A token the focus names exactly: it holds a digit, an inner _ . / : - or is an
 # upper-case code of two or more letters (ERROR, ENOENT, HTTP_500).
 _LITERAL_TOKEN = re.compile(r"[A-Za-z0-9_./:-]*[A-Za-z0-9]")
-_QUOTED = re.compile(r"\"([^\"\n]{2,80})\"|'([^'\n]{2,80})'|`([^`\n]{2,80})`")
+# A quote opens and closes only at a word's edge: the apostrophes of "isn't" and
+# "customer's" quote nothing.
+_QUOTED = re.compile(
+    r"(?<!\w)\"([^\"\n]{2,80})\"(?!\w)|(?<!\w)'([^'\n]{2,80})'(?!\w)|`([^`\n]{2,80})`"
+)
 _INNER_MARK = re.compile(r"\w[_./:-]\w")
 _CODE = re.compile(r"^[A-Z][A-Z0-9_]+$")
 # Words that say nothing about where to look (questions and focus phrases are full of
