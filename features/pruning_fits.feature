@@ -81,6 +81,16 @@ Feature: Pruning chunks that fit, and a pass that finishes
     And the sized info block says "read the 1 of"
     And no sized pruning warning was logged
 
+  Scenario: A focus found all over the output is read whole, in chunks in order
+    Given a sized pruning log of 40 KB in read_file form with 40 lines mentioning "deadlock"
+    And a sized pruning model that keeps the lines mentioning "deadlock"
+    And the sized pruning window is 4096 tokens
+    And the sized focus is "the deadlock errors"
+    When the sized pruner built by make_pruner prunes the output
+    Then every planned sized chunk got a request
+    And the sized pruned message keeps the 40 lines mentioning "deadlock"
+    And the sized outcome has no unread lines
+
   Scenario: The pass's time limit ends it with what was read, and names the parts it did not reach
     Given a sized pruning log of 40 KB in read_file form with 3 lines mentioning "deadlock"
     And a sized pruning model that answers every request in 0.3 seconds, keeping "deadlock"

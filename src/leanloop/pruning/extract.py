@@ -105,6 +105,8 @@ _MARGIN = 0.15
 _MAX_SPLITS = 4
 # Seconds the server may take to count the sample's tokens.
 _COUNT_TIMEOUT_S = 5.0
+# When windows around the hits hold more than this share of the output, it is read whole.
+_DENSE_SHARE = 0.5
 # Unread ranges listed one by one in the info block; the rest are counted.
 _UNREAD_LISTED = 5
 # Whole extracts a pruner keeps for reuse (one run reads a few dozen files at most).
@@ -639,8 +641,23 @@ class Pruner:
                 len(whole),
             )
             return _Plan(whole, ratio, source, scoring=0, focus=look_for)
+        windows = plan_windows(sizes, scores, window)
+        hit = sum(sum(sizes[w.first : w.last + 1]) for w in windows if w.score > 0)
+        if hit > _DENSE_SHARE * sum(sizes):
+            # Windows around the hits would cover most of the output: they would save
+            # little reading and cost a request (and an answer) each. Read it whole.
+            logger.debug(
+                "pruning %s: %.2f characters a token (%s), what is looked for (%s) is on "
+                "most lines: %d request(s) in order",
+                tool_name,
+                ratio,
+                source,
+                look_for.describe(),
+                len(whole),
+            )
+            return _Plan(whole, ratio, source)
         packed = budget if settings.pack_windows else window
-        batches = pack_windows(plan_windows(sizes, scores, window), sizes, packed)
+        batches = pack_windows(windows, sizes, packed)
         chunks = [window_chunk(entries, [(w.first, w.last) for w in batch]) for batch in batches]
         scoring = sum(1 for batch in batches if batch[0].score > 0)
         logger.debug(
