@@ -33,9 +33,10 @@ class ReportInfo:
 
 _HEADER = (
     "| Strategy | Window | Correct | Failed runs | Over window | Peak tokens "
-    "| Total prompt tokens | Tokens / correct | Aux tokens | Steps | Overhead ms/step |"
+    "| Total prompt tokens | Tokens / correct | Aux tokens | All tokens | Steps "
+    "| Overhead ms/step |"
 )
-_RULE = "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+_RULE = "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 
 
 def results_table(rows: Sequence[Row]) -> str:
@@ -46,7 +47,8 @@ def results_table(rows: Sequence[Row]) -> str:
         aux = f"{r.aux_tokens:,}" + (f" ({r.aux_overflows} over)" if r.aux_overflows else "")
         lines.append(
             f"| {r.label} | {r.window:,} | {r.correct}/{r.tasks} | {r.failed} | {r.overflows} "
-            f"| {r.peak_tokens:,} | {r.total_tokens:,} | {per} | {aux} | {r.steps} "
+            f"| {r.peak_tokens:,} | {r.total_tokens:,} | {per} | {aux} "
+            f"| {r.total_tokens + r.aux_tokens:,} | {r.steps} "
             f"| {r.overhead_ms:.2f} |"
         )
     return "\n".join(lines)
@@ -77,7 +79,8 @@ counts reader requests larger than the window by the reference counter
 (`count_tokens_approximately`, the same for all); such a request is refused, as a server
 would, and a LangChain run ends there (*Failed runs*) while leanloop trims and retries.
 *Peak* and *Total prompt tokens* are the reader's requests (refused ones included);
-*Aux tokens* are the extractor's (leanloop pruning) or the summarizer's requests.
+*Aux tokens* are the extractor's (leanloop pruning) or the summarizer's requests;
+*All tokens* adds them to the reader's: what the strategy made the servers read.
 *Overhead* is the strategy's own CPU time per reader request: the process's CPU time less
 the time inside models and tools, with zero-latency models (it varies by tens of percent
 from run to run on a busy machine; the token columns repeat exactly). See

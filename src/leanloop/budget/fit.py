@@ -131,7 +131,9 @@ def fit_messages(
             length as ``messages``): results trimmed before stay trimmed, so the passes
             only look at what is new, and the request's prefix stays the same from one
             request to the next (servers that cache prompt prefixes keep their cache).
-            Used only while ``messages`` are over the ceiling.
+            Used only while ``messages`` are over the ceiling; while the kept trims leave
+            the view under the ceiling nothing more is trimmed, so a request trims again
+            only when its new messages need the room, not at every step.
 
     Returns:
         The view and its figures; ``over`` says whether trimming was not enough.
@@ -150,6 +152,11 @@ def fit_messages(
             1 for v, m in zip(view, messages, strict=True) if v is not m and is_trimmed(v)
         )
         estimate = count(view) if kept_trims else before
+        if kept_trims and estimate <= plan.ceiling:
+            # The trims kept from the last request still leave it under the ceiling:
+            # trimming more would rewrite a result that request sent whole, and the
+            # server would read the prompt again from there (its cached prefix).
+            return FitResult(view, before, estimate, kept_trims, (), False)
     steps = _step_of_each_result(view)
     ordered = sorted(set(steps.values()))
     kept = set(ordered[-keep_steps:]) if keep_steps else set()
@@ -330,6 +337,9 @@ class RunFitter:
             return FitResult(list(messages), before, before, 0, (), before > plan.ceiling)
         view = self._view
         estimate = self._tokens(self._view_chars, view, schemas) if self._trims else before
+        if self._trims and estimate <= plan.ceiling:  # see fit_messages: the kept trims do
+            self.chars = self._view_chars
+            return FitResult(list(view), before, estimate, self._trims, (), False)
         steps, keep, beyond = self._steps, self.keep_steps, len(view)
         newest = steps[-1] if steps else beyond
         first_kept = steps[-min(keep, len(steps))] if keep and steps else beyond

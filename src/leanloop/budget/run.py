@@ -223,8 +223,9 @@ class RunBudget:
                 self.report.mark_trimmed({v.id for v in fresh if v.id}, step=step)
             self.report.trimmed_results += new
             self.report.tokens_saved_by_trimming += fitted.tokens_saved
-            payload = {**_trim_payload(fitted, step), "new": new}
-            await events.emit(events.TRIMMED, payload, self.config)
+            if fitted.passes:  # this request trimmed (not only kept the last one's trims)
+                payload = {**_trim_payload(fitted, step), "new": new}
+                await events.emit(events.TRIMMED, payload, self.config)
         # What counter.estimate(fitted.messages, tools) says, from the fitter's running sum.
         schemas = (
             0 if self.counter.drops_tools(fitted.messages) else self.counter.schema_chars(tools)

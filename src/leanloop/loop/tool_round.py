@@ -45,6 +45,7 @@ from leanloop.pruning import (
 )
 from leanloop.pruning.extract import CountRatio, question_about_file, task_context_from
 from leanloop.pruning.markers import escape_pruned, escape_reserved, mark_pruned
+from leanloop.pruning.prompt import split_raw_lines
 from leanloop.report import RunReport, ToolCallRecord
 from leanloop.spec.types import AgentSpec
 from leanloop.textcap import cap_text
@@ -302,7 +303,9 @@ class ToolRunner:
             return first
         footer = f"[lines {start[1]}-{end[2]} of {end[3]}{end[4]}]"
         text = "\n".join([*pages, footer])
-        note = f"read on to line {end[2]} of {end[3]} for the pruning pass"
+        note = (
+            f"read on to line {end[2]} of {end[3]}: a call the pruning pass may prune sees it all"
+        )
         return dataclasses.replace(
             first, text=text, chars_raw=len(text), notes=(*first.notes, note)
         )
@@ -424,7 +427,8 @@ class ToolRunner:
         )
         self.report.note_extraction(self.pruner.usage)  # the pass's requests so far
         if outcome.unread:
-            ranges = ", ".join(f"{r.first_line}-{r.last_line} ({r.reason})" for r in outcome.unread)
+            lines = split_raw_lines(raw)  # read_file's ranges in the file's own numbers
+            ranges = ", ".join(f"{r.span(tool, lines)} ({r.reason})" for r in outcome.unread)
             self.report.events.append(
                 f"step {step}: pruning {tool} could not read lines {ranges}; the model was told"
             )

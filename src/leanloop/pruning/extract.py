@@ -383,7 +383,9 @@ class Pruner:
         self._passes = asyncio.Lock()
         # Complete extracts by (tool, output, focus, task context): a pruner lives for one
         # run, and a model that reads a trimmed file again gets the same extract at once.
-        self._done: OrderedDict[tuple[str, str, str | None, str], PruneOutcome] = OrderedDict()
+        self._done: OrderedDict[tuple[str, str, str | None, str | None], PruneOutcome] = (
+            OrderedDict()
+        )
 
     @property
     def settings(self) -> PruneSettings:
@@ -439,7 +441,10 @@ class Pruner:
             return _raw_outcome(raw, chunks=0, seconds=0.0, fallback=None, skipped=skipped)
         # Measured: three prefetched files pruned at once on a CPU model cut the last
         # pass's chunks at its deadline (ADR 0006 amendment 3).
-        key = (tool_name, hashlib.sha256(raw.encode()).hexdigest(), request.focus, task_context)
+        # A focus replaces the task context in the prompt and the scoring: then the task
+        # context (the model's latest reasoning) does not make a new pass.
+        context = task_context if request.focus is None else None
+        key = (tool_name, hashlib.sha256(raw.encode()).hexdigest(), request.focus, context)
         async with self._passes:
             done = self._done.get(key)
             if done is not None:
@@ -968,9 +973,11 @@ def _looked_for(plan: _Plan, sent: int) -> list[str]:
         words = plan.focus.describe()
         missing = f"no line holds the words looked for ({words})" if words else "no focus given"
         return [f"{missing}; the lines were read in order from the start"]
+    holding = plan.scoring or 0
     return [
-        f"read the {sent} of {len(plan.chunks)} parts that hold the words looked for "
-        f"({plan.focus.describe()}), best match first"
+        f"read {sent} of the {holding} part(s) holding the words looked for "
+        f"({plan.focus.describe()}), best match first; the other "
+        f"{len(plan.chunks) - holding} part(s) hold none of them"
     ]
 
 
