@@ -61,6 +61,12 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
         help="--real: leanloop does not read the files the question names first (its default)",
     )
     parser.add_argument(
+        "--pruning-model",
+        default=None,
+        help="--real: leanloop prunes with this model of `leanloop local models` on a second "
+        "server (default: the reader's server)",
+    )
+    parser.add_argument(
         "--reports",
         type=Path,
         default=None,

@@ -128,16 +128,36 @@ class MeasuredModel(BaseChatModel):
         return ChatResult(generations=[ChatGeneration(message=message)])
 
 
-def _factory(base_url: str) -> Callable[[Session], Models]:
+@contextlib.contextmanager
+def _pruning_server(name: str | None) -> Iterator[str | None]:
+    """A second llama-server with the model ``name`` for leanloop's pruning pass (its URL),
+    or ``None`` when no pruning model is named."""
+    if name is None:
+        yield None
+        return
+    pin = model_pin(name)
+    options = ServerOptions(
+        port=free_port(), ctx_size=REAL_WINDOW, model=cache_paths().model_path(pin.filename)
+    )
+    with running_server(options) as server:
+        yield server.openai_url
+
+
+def _factory(base_url: str, pruning_url: str | None = None) -> Callable[[Session], Models]:
     def models(session: Session) -> Models:
         chat = local_chat_model(base_url, reply_tokens=REPLY_TOKENS, timeout=RUN_TIMEOUT_S)
+        pruner = (
+            local_chat_model(pruning_url, reply_tokens=REPLY_TOKENS, timeout=RUN_TIMEOUT_S)
+            if pruning_url is not None
+            else chat
+        )
 
-        def measured(role: Role) -> MeasuredModel:
-            return MeasuredModel(inner=chat, session=session, role=role)
+        def measured(role: Role, inner: BaseChatModel = chat) -> MeasuredModel:
+            return MeasuredModel(inner=inner, session=session, role=role)
 
         return Models(
             reader=measured("reader"),
-            extractor=measured("extractor"),
+            extractor=measured("extractor", pruner),
             summarizer=measured("summarizer"),
             begin=lambda task: None,
         )
@@ -156,6 +176,7 @@ def run_real(args: argparse.Namespace) -> int:
     with (
         tempfile.TemporaryDirectory(prefix="context-suite-real-") as folder,
         running_server(options) as server,
+        _pruning_server(args.pruning_model) as pruning_url,
         quiet_logs(),
         _log_to(args.reports),
     ):
@@ -167,7 +188,7 @@ def run_real(args: argparse.Namespace) -> int:
                 windows=[REAL_WINDOW],
                 tasks=tasks,
                 workspace=facts.root,
-                models=_factory(server.openai_url),
+                models=_factory(server.openai_url, pruning_url),
                 progress=lambda line: print(line, file=sys.stderr, flush=True),
                 warm_up=False,
                 tuning=Tuning(
@@ -177,6 +198,8 @@ def run_real(args: argparse.Namespace) -> int:
                     prefetch=not args.no_prefetch,
                     server_url=server.openai_url,
                     reports=args.reports,
+                    pruning_url=pruning_url,
+                    pruning_name=args.pruning_model or "suite-pruner",
                 ),
                 run_timeout=RUN_TIMEOUT_S,
             )
@@ -209,6 +232,8 @@ def run_real(args: argparse.Namespace) -> int:
             name += "-" + "-".join(s.key for s in strategies)
         if args.no_prefetch:
             name += "-no-prefetch"
+        if args.pruning_model:
+            name += f"-pruned-by-{args.pruning_model}"
         name += ".md"
         (args.results / name).write_text(text, encoding="utf-8")
     return 0
@@ -245,6 +270,8 @@ def _command(args: argparse.Namespace, *, partial: bool) -> str:
         command += f" --model {args.model}"
     if args.no_prefetch:
         command += " --no-prefetch"
+    if args.pruning_model:
+        command += f" --pruning-model {args.pruning_model}"
     if partial:
         command += f" --strategies {' '.join(args.strategies)}"
     return command

@@ -105,6 +105,11 @@ class Tuning:
     reports: Path | None = None
     """Where each leanloop run's report is written as ``STRATEGY-TASK.json`` (``None``:
     nowhere), to see what the run did beyond the table."""
+    pruning_url: str | None = None
+    """A second server for leanloop's pruning pass (``pruning_model`` in its spec, as a
+    user would declare it); ``None``: the reader's server prunes too."""
+    pruning_name: str = "suite-pruner"
+    """The pruning model's name as leanloop sees it (it picks the extraction profile)."""
 
     @property
     def recursion_limit(self) -> int:
@@ -249,6 +254,17 @@ def _leanloop(setup: Setup, *, prune: bool) -> Runner:
         pruning_tools=("read_file", "search"),
         prefetch_mentioned_files=tuning.prefetch,
         prompt_profile=tuning.prompt_profile,
+        pruning_model=(
+            ModelSpec(
+                provider="openai-compatible",
+                model=tuning.pruning_name,
+                base_url=tuning.pruning_url,
+                api_key="none",
+                context_window=setup.window,
+            )
+            if prune and tuning.pruning_url is not None
+            else None
+        ),
     )
     agent = LLMAgent.from_spec(
         spec,
