@@ -358,7 +358,7 @@ def step_sub_pruned(context: Context, n: int, path: str, last: int) -> None:
     total = len(_log(context).lines)
     note = f"read on to line {last} of {total}{_READ_ON_NOTE}"
     assert note in call["notes"], call["notes"]
-    unread = [e for e in sub["events"] if "could not read lines" in e]
+    unread = [e for e in sub["events"] if "unread; the model was told" in e]
     assert unread and "none of the words looked for is in them" in unread[0], sub["events"]
     assert sub["stop_reason"] == "answer", sub
 

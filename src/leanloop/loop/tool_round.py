@@ -430,7 +430,7 @@ class ToolRunner:
             lines = split_raw_lines(raw)  # read_file's ranges in the file's own numbers
             ranges = ", ".join(f"{r.span(tool, lines)} ({r.reason})" for r in outcome.unread)
             self.report.events.append(
-                f"step {step}: pruning {tool} could not read lines {ranges}; the model was told"
+                f"step {step}: pruning {tool} left lines {ranges} unread; the model was told"
             )
         if outcome.reused:
             self.report.events.append(
