@@ -10,7 +10,10 @@ is one turn of a conversation kept in a session store (:mod:`leanloop.sessions`)
   can be resumed (``"resume": True``, ``--resume``) from its last completed step, with no
   tool run twice;
 * the model gets ``recall`` (search the earlier turns) when there are any, and ``note``
-  (``notes: true``); the session's notes are sent with every request, never trimmed;
+  (``notes: true``); the session's notes are sent with every request, never trimmed, as a
+  delimited block of data in the system message (:func:`~leanloop.tools.session.notes_block`),
+  and listed in the report (``notes``); notes are stored with the step that wrote them,
+  in the order the model made the calls;
 * turns of one thread run one at a time (in this process a second waits; another live
   process holding the thread is a :class:`~leanloop.exceptions.SessionBusy`).
 """
@@ -29,17 +32,13 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 
-from leanloop.exceptions import SessionError
+from leanloop.exceptions import RunFailed, SessionError
 from leanloop.loop import AgentLoop, TextSink, TurnContext
 from leanloop.sessions import SessionStore, Turn, check_thread_id, open_store, thread_lock
 from leanloop.spec.types import AgentSpec
-from leanloop.tools.session import note_tool, recall_tool
+from leanloop.tools.session import NOTES_MAX_CHARS, note_tool, notes_block, recall_tool
 
 __all__ = ["NOTES_MAX_CHARS", "run_turn", "session_of", "store_url"]
-
-NOTES_MAX_CHARS = 1_500
-"""The most characters of notes sent with a request (the newest notes that fit)."""
-_NOTES_HEADER = "Your notes from earlier turns of this conversation (newest last):"
 
 MakeLoop = Callable[[AgentSpec, Sequence[BaseTool]], AgentLoop]
 
@@ -122,19 +121,25 @@ async def run_turn(
                     make_loop=make_loop,
                     on_text=on_text,
                 )
-            except BaseException:
+            except BaseException as exc:
+                if isinstance(exc, RunFailed):
+                    exc.report.notes = list(claimed.carried)
                 # Cancelled, failed or interrupted: the turn can be resumed (--resume).
+                # Notes of a step not stored are not kept: the resumed step writes them.
                 with contextlib.suppress(Exception):
                     await asyncio.shield(
                         store.finish_turn(thread_id, number, None, status="failed")
                     )
                 raise
+            await claimed.save_notes()
             await store.finish_turn(thread_id, number, _stored_answer(final), status="done")
     finally:
         await store.close()
     report = final.response_metadata.get("leanloop")
-    if isinstance(report, dict) and isinstance(report.get("session"), dict):
-        report["session"]["notes"] = list(claimed.notes)
+    if isinstance(report, dict):
+        report["notes"] = list(claimed.carried)
+        if isinstance(report.get("session"), dict):
+            report["session"]["notes"] = list(claimed.notes)
     return final
 
 
@@ -146,12 +151,24 @@ class _Claimed:
     thread_id: str
     number: int
     notes: list[str]
+    carried: list[str] = dataclasses.field(default_factory=list)
+    """The notes the requests carry, as sent (for the report)."""
+    pending: list[tuple[int, str]] = dataclasses.field(default_factory=list)
+    """Notes of the step in progress with their call's order, stored with the step."""
 
-    async def save_note(self, text: str) -> None:
-        await self.store.add_note(self.thread_id, self.number, text)
-        self.notes.append(text)
+    async def note(self, text: str, order: int) -> None:
+        """Keep a note of the step in progress (the ``note`` tool's sink)."""
+        self.pending.append((order, text))
+
+    async def save_notes(self) -> None:
+        """Store the pending notes in the order of their calls, not of their finishing."""
+        pending, self.pending = sorted(self.pending), []
+        for _, text in pending:
+            await self.store.add_note(self.thread_id, self.number, text)
+            self.notes.append(text)
 
     async def save_step(self, step: int, messages: list[BaseMessage]) -> None:
+        await self.save_notes()
         await self.store.add_step(self.thread_id, self.number, step, messages)
 
     async def run(
@@ -172,8 +189,9 @@ class _Claimed:
         if history:
             tools.append(recall_tool(history))
         if spec.notes:
-            tools.append(note_tool(self.save_note))
-        opening, starts = _opening(system, history, question, self.notes)
+            tools.append(note_tool(self.note))
+        block, self.carried = notes_block(self.notes)
+        opening, starts = _opening(system, history, question, block)
         turn_context = TurnContext(
             earlier_starts=starts,
             current_start=len(opening) - 1,
@@ -239,13 +257,14 @@ def _opening(
     system: BaseMessage | None,
     history: Sequence[tuple[int, list[BaseMessage]]],
     question: BaseMessage,
-    notes: Sequence[str],
+    notes: str,
 ) -> tuple[list[BaseMessage], list[int]]:
-    """The run's opening (system with notes, earlier turns, question) and each turn's start."""
+    """The run's opening (system with the notes block, earlier turns, question) and each
+    turn's start."""
     opening: list[BaseMessage] = []
     text = system.text if system is not None else ""
     if notes:
-        text = f"{text}\n\n{_notes_block(notes)}" if text else _notes_block(notes)
+        text = f"{text}\n\n{notes}" if text else notes
     if text:
         opening.append(SystemMessage(content=text))
     starts = []
@@ -254,18 +273,6 @@ def _opening(
         opening.extend(messages)
     opening.append(question)
     return opening, starts
-
-
-def _notes_block(notes: Sequence[str]) -> str:
-    """The newest notes that fit :data:`NOTES_MAX_CHARS`, oldest first."""
-    kept: list[str] = []
-    size = 0
-    for note in reversed(notes):
-        size += len(note) + 3
-        if size > NOTES_MAX_CHARS:
-            break
-        kept.append(note)
-    return "\n".join([_NOTES_HEADER, *(f"- {note}" for note in reversed(kept))])
 
 
 def _with_recall_pruned(spec: AgentSpec, recall: bool) -> AgentSpec:

@@ -146,6 +146,10 @@ class RunReport:
     """With a ``thread_id``: ``thread_id``, ``turn``, ``earlier_turns``, ``omitted_turns``
     (the most left out of one request), ``notes`` (the session's notes), ``resumed_from``
     (the step a resumed turn went on from, else ``None``)."""
+    notes: list[str] = field(default_factory=list)
+    """With a session: the notes from earlier turns that this run's requests carried in
+    their system message, as sent (one line each, escaped, the newest that fit), oldest
+    first. ``session["notes"]`` holds all of the session's notes, this turn's too."""
     structured: dict[str, Any] | None = None
     """With an output schema: ``schema``, ``method`` (``native``/``text``), ``repairs``."""
     events: list[str] = field(default_factory=list)

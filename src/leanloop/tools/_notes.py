@@ -7,18 +7,24 @@ inside it, :func:`add_note` records a remark for ``ToolOutcome.notes`` and
 :func:`add_sub_report` the report of a sub-run for ``ToolOutcome.sub_report``. A context
 variable keeps concurrent calls apart, and the :class:`Told` it holds is shared with the
 copies of the context LangChain and the worker threads make, so a tool running in a
-worker thread reaches the right call.
+worker thread reaches the right call. Each :class:`Told` is numbered when its call
+starts (:func:`call_order`), so what several calls of one reply did can be put back in
+the order the model made them, however they finish.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Told", "add_note", "add_sub_report", "collecting"]
+__all__ = ["Told", "add_note", "add_sub_report", "call_order", "collecting"]
+
+_CALLS: Iterator[int] = itertools.count()
+"""Numbers every tool call the registry starts (:attr:`Told.order`)."""
 
 
 @dataclass(slots=True)
@@ -31,6 +37,10 @@ class Told:
     """Whether any remark was of a repair (the call ran only after something was mended)."""
     sub_reports: list[dict[str, Any]] = field(default_factory=list)
     """Reports of the runs the call made (an ``agent:NAME`` tool: one per attempt)."""
+    order: int = field(default_factory=lambda: next(_CALLS))
+    """When the call started, among every call of the process. The registry opens its
+    block before the call's first ``await``, and the loop starts the calls of one reply
+    in the order the model made them, so this order is the model's order."""
 
 
 _SINK: ContextVar[Told | None] = ContextVar("leanloop_tool_notes", default=None)
@@ -45,6 +55,12 @@ def collecting() -> Iterator[Told]:
         yield told
     finally:
         _SINK.reset(token)
+
+
+def call_order() -> int:
+    """The running call's :attr:`Told.order`; outside the registry, a number taken now."""
+    told = _SINK.get()
+    return told.order if told is not None else next(_CALLS)
 
 
 def add_note(note: str, *, repair: bool = True) -> None:
