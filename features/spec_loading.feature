@@ -44,11 +44,11 @@ Feature: Loading agents files into validated specs
       | tools: read_file                   | agents.yaml:5:12: agents.reader.tools: expected a list, got 'read_file'                                                                                 |
       | tools: [read_fil]                  | agents.yaml:5:13: agents.reader.tools[0]: unknown tool 'read_fil' (did you mean 'read_file'?); the built-in tools are read_file, search, list_files, other tools are import paths 'package.module:name' |
       | tools: [""]                        | agents.yaml:5:13: agents.reader.tools[0]: must not be empty                                                                                             |
-      | tools: ["math:pi"]                 | agents.yaml:5:13: agents.reader.tools[0]: 'math:pi' is a float, not a tool (a LangChain BaseTool or a function)                                          |
+      | tools: ["math:pi"]                 | agents.yaml:5:13: agents.reader.tools[0]: 'math:pi' is a standard-library callable (module 'math'), not a tool; a tool is a LangChain tool or a function of your own module |
       | tools: ["fixtures.spec_fixtures:NotAChatModel"] | agents.yaml:5:13: agents.reader.tools[0]: 'fixtures.spec_fixtures:NotAChatModel' is a class, not a tool (a LangChain BaseTool or a function) |
       | tools: ["nowhere.at_all:thing"]    | agents.yaml:5:13: agents.reader.tools[0]: cannot import module 'nowhere.at_all' (No module named 'nowhere'); looked in {tmp} and the Python path                                              |
       | tools: ["fixtures.spec_fixtures:nothing_here"] | agents.yaml:5:13: agents.reader.tools[0]: module 'fixtures.spec_fixtures' has no attribute 'nothing_here'                                  |
-      | tools: ["json:dumps", "json:dumps"] | agents.yaml:5:27: agents.reader.tools[1]: 'json:dumps' is listed more than once                                                                        |
+      | tools: ["fixtures.spec_fixtures:word_count", "fixtures.spec_fixtures:word_count"] | agents.yaml:5:50: agents.reader.tools[1]: 'fixtures.spec_fixtures:word_count' is listed more than once |
       | tools: [search, read_file]         | agents.yaml:5:13: agents.reader.tools[0]: the built-in tools 'search', 'read_file' need a 'workspace' folder                                            |
       | workspace: ./missing               | agents.yaml:5:16: agents.reader.workspace: './missing' ({tmp}/missing) does not exist                                                                   |
       | workspace: ""                      | agents.yaml:5:16: agents.reader.workspace: must not be empty                                                                                            |
@@ -115,7 +115,6 @@ Feature: Loading agents files into validated specs
       | {temperature: 0.5}                                            | agents.yaml:4:5: agents.reader.model: a model needs 'provider' (openai, anthropic, ollama, openai-compatible) or 'class'                                  |
       | {provider: openai, class: "leanloop.testing:ScriptedChatModel"} | agents.yaml:4:31: agents.reader.model.class: set 'provider' or 'class', not both                                                               |
       | {provider: openai, base_url: "http://a", kwargs: {openai_api_base: "http://b"}} | agents.yaml:4:62: agents.reader.model.kwargs.openai_api_base: kwargs.openai_api_base sets what 'base_url' sets; give it once |
-      | {class: "leanloop.testing:ScriptedChatModel", base_url: "http://a"} | agents.yaml:4:58: agents.reader.model.base_url: ScriptedChatModel has no option 'base_url' (no field or alias base_url, openai_api_base, anthropic_api_url, api_base); remove it, or pass the class's own keyword under 'kwargs' |
       | {class: "collections:OrderedDict"}                            | agents.yaml:4:20: agents.reader.model.class: 'collections:OrderedDict' is not a chat model class (a subclass of BaseChatModel)                    |
       | {class: "fixtures.spec_fixtures:NotAChatModel"}               | agents.yaml:4:20: agents.reader.model.class: 'fixtures.spec_fixtures:NotAChatModel' is not a chat model class (a subclass of BaseChatModel)      |
       | {class: leanloop.testing}                                     | agents.yaml:4:20: agents.reader.model.class: 'leanloop.testing' is not an import path of the form 'package.module:name'                           |
@@ -571,11 +570,11 @@ Feature: Loading agents files into validated specs
   Scenario: Python data loads like a file
     When the agents file data is loaded from a Python dict:
       """
-      {"version": 1, "agents": {"reader": {"model": {"provider": "openai"}, "tools": ["json:dumps"]}}}
+      {"version": 1, "agents": {"reader": {"model": {"provider": "openai"}, "tools": ["fixtures.spec_fixtures:word_count"]}}}
       """
     Then the spec of agent "reader" has:
       | field    | value                                                               |
-      | tools    | ('json:dumps',)                                                     |
+      | tools    | ('fixtures.spec_fixtures:word_count',)                              |
       | location | SourceLocation(source='<dict>', line=None, column=None, path='agents.reader') |
 
   Scenario: values the schema lets by but a run could not use are refused, located

@@ -54,6 +54,11 @@ Feature: Tools kept next to the agents file import from any working folder
       """
       import sys
 
+
+      def lookup(key: str) -> str:
+          return key
+
+
       sys.exit(3)
       """
     And a CLI file "proj/agents.yaml" with:
@@ -65,6 +70,8 @@ Feature: Tools kept next to the agents file import from any working folder
           tools: ["quitter:lookup"]
       """
     When the CLI runs "validate proj/agents.yaml"
+    Then the CLI exits with 0
+    When the CLI runs "run proj/agents.yaml --json x"
     Then the CLI exits with 2
-    And the CLI stderr mentions "proj/agents.yaml:5:13: agents.a.tools[0]: "
+    And the CLI stderr mentions "proj/agents.yaml:3:3: agents.a.tools"
     And the CLI stderr mentions "importing module 'quitter' failed: SystemExit: 3"

@@ -59,7 +59,7 @@ def check_models(file: str) -> int:
     for name in names:
         verdict = verdicts[name]
         try:
-            spec = specs[name] = load_specs(file, only=name)[name]
+            spec = specs[name] = load_specs(file, only=name, imports=True)[name]
         except SpecError as exc:
             verdict.issues = list(exc.issues)
             continue

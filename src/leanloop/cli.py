@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import io
 import json
 import logging
 import os
@@ -34,6 +35,7 @@ from leanloop.exceptions import (
     SessionError,
     SpecError,
     SpecIssue,
+    StructuredOutputError,
     UnfinishedTurn,
 )
 from leanloop.report import ENDED_OTHERWISE, summary_line
@@ -44,6 +46,9 @@ if TYPE_CHECKING:
 __all__ = ["EXIT_BAD_INPUT", "EXIT_ENDED_OTHERWISE", "EXIT_FAILED", "EXIT_OK", "main"]
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_ENDED_OTHERWISE = 0, 1, 2, 3
+
+PARTIAL_MARK = "[leanloop: the run failed; the text above is not an answer]"
+"""The stdout line after text a failed run had already streamed (exit 1 follows)."""
 
 T = TypeVar("T")
 
@@ -60,14 +65,22 @@ _ENDINGS = {
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI with ``argv`` (default: ``sys.argv[1:]``) and return the exit code."""
+    words = list(sys.argv[1:] if argv is None else argv)
     parser = _parser()
-    args, extra = parser.parse_known_args(argv)
-    # argparse gives an optional positional its (empty) value at the first option that
-    # follows the file (`run FILE --json QUESTION`): the question then comes back here.
-    if extra and getattr(args, "question", None) == "" and len(extra) == 1:
-        args.question = extra.pop()
-    if extra:
-        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    try:
+        args, extra = parser.parse_known_args(words)
+        # argparse gives an optional positional its (empty) value at the first option that
+        # follows the file (`run FILE --json QUESTION`): the question then comes back here.
+        if extra and getattr(args, "question", None) == "" and len(extra) == 1:
+            args.question = extra.pop()
+        if extra:
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    except _UsageError as exc:  # argparse's own lines, and with --json a JSON object too
+        exc.parser.print_usage(sys.stderr)
+        print(f"{exc.parser.prog}: error: {exc}", file=sys.stderr)
+        if "--json" in (words[: words.index("--")] if "--" in words else words):
+            _print_json_error(str(exc))
+        return EXIT_BAD_INPUT
     verbose = getattr(args, "verbose", False)
     logging.basicConfig(
         level=logging.WARNING, format="leanloop: %(levelname)s: %(message)s", force=True
@@ -95,7 +108,38 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         _say_interrupted()
         return EXIT_INTERRUPTED
+    except UnicodeEncodeError as exc:
+        if "surrogates" not in exc.reason:
+            raise
+        # Text that is not UTF-8 that no check above caught: still one line, never a trace.
+        bad = exc.object[exc.start : exc.end]
+        message = f"some text given is not UTF-8 ({bad!r} cannot be written as UTF-8)"
+        _json_error(args, message)
+        print(f"error: {message}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     return code
+
+
+class _UsageError(Exception):
+    """A usage mistake argparse found, raised instead of its ``SystemExit(2)``."""
+
+    def __init__(self, parser: argparse.ArgumentParser, message: str) -> None:
+        super().__init__(message)
+        self.parser = parser
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ``ArgumentParser`` whose usage errors reach :func:`main` (for ``--json``)."""
+
+    def error(self, message: str) -> NoReturn:
+        raise _UsageError(self, message)
+
+
+def _bad_input(args: argparse.Namespace, message: str) -> int:
+    """One ``error:`` line on stderr (and the JSON object with ``--json``): exit 2."""
+    _json_error(args, message)
+    print(f"error: {message}", file=sys.stderr)
+    return EXIT_BAD_INPUT
 
 
 def _resume_command(args: argparse.Namespace) -> str:
@@ -214,13 +258,17 @@ class _VersionAction(argparse.Action):
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="leanloop",
         description="Config-driven LangChain agents that stay inside their context window.",
         epilog=_EPILOG,
     )
     parser.add_argument("--version", action=_VersionAction)
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    # Every subparser is a `_Parser` too (argparse makes them of the parent's class).
+    sub = cast(
+        "argparse._SubParsersAction[argparse.ArgumentParser]",
+        parser.add_subparsers(dest="command", required=True, metavar="COMMAND"),
+    )
 
     validate = sub.add_parser("validate", help="check an agents file and report every problem")
     validate.add_argument("file", help="the agents YAML file")
@@ -326,14 +374,20 @@ def _schema(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     from leanloop.agent import LLMAgent  # noqa: PLC0415
+    from leanloop.sessions.configurable import not_utf8  # noqa: PLC0415
 
     thread = _session_id(args)
     if args.resume and thread is None:
-        print("error: --resume needs --session ID (the session to resume)", file=sys.stderr)
-        return EXIT_BAD_INPUT
+        return _bad_input(args, "--resume needs --session ID (the session to resume)")
     if not args.question and not args.resume:
-        print("error: the question is missing (only --resume may leave it out)", file=sys.stderr)
-        return EXIT_BAD_INPUT
+        return _bad_input(args, "the question is missing (only --resume may leave it out)")
+    if not args.question.strip() and not args.resume:
+        return _bad_input(args, f"the question {args.question!r} is blank")
+    problem = not_utf8(args.question)
+    if problem is not None:
+        return _bad_input(args, f"the question is not UTF-8 text: {problem}; nothing was sent")
+    if args.html is not None and (problem := _unwritable(args.html)) is not None:
+        return _bad_input(args, f"--html {args.html}: cannot write the page there: {problem}")
     agent = LLMAgent.from_file(args.file, args.agent)
     session = {"thread_id": thread, "resume": args.resume} if thread is not None else None
     try:
@@ -347,7 +401,15 @@ def _run(args: argparse.Namespace) -> int:
         if not args.quiet:
             print(summary_line(report), file=sys.stderr)
         return EXIT_FAILED
-    _emit_report(args, report, answer=answer)
+    except StructuredOutputError as exc:
+        # The run ended; only its typed answer could not be made: keep what it gave.
+        report = {**exc.answer.response_metadata.get("leanloop", {}), "error": str(exc)}
+        _emit_report(args, report, answer=exc.answer.text)
+        print(f"error: {exc}", file=sys.stderr)
+        if not args.quiet:
+            print(summary_line(report), file=sys.stderr)
+        return EXIT_FAILED
+    written = _emit_report(args, report, answer=answer)
     reason = str(report.get("stop_reason"))
     if not args.quiet:
         print(summary_line(report), file=sys.stderr)
@@ -359,7 +421,8 @@ def _run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_ENDED_OTHERWISE
-    return EXIT_OK
+    # The page was asked for and is missing: the command did not do all it was asked.
+    return EXIT_OK if written else EXIT_FAILED
 
 
 async def _stream(
@@ -389,15 +452,24 @@ async def _stream(
         return message.text, dict(message.response_metadata.get("leanloop", {}))
     parts: list[str] = []
     report: dict[str, Any] = {}
-    async for chunk in agent.astream(question, config):
-        text = chunk.text
-        if text:
-            parts.append(text)
-            if show:
-                sys.stdout.write(text)
-                sys.stdout.flush()
-        if "leanloop" in chunk.response_metadata:
-            report = dict(chunk.response_metadata["leanloop"])
+    try:
+        async for chunk in agent.astream(question, config):
+            text = chunk.text
+            if text:
+                parts.append(text)
+                if show:
+                    sys.stdout.write(text)
+                    sys.stdout.flush()
+            if "leanloop" in chunk.response_metadata:
+                report = dict(chunk.response_metadata["leanloop"])
+    except RunFailed:
+        # What was streamed (a reply cut off, text before a failed step) is already on
+        # stdout and cannot be taken back: a line of its own says it is no answer.
+        shown = "".join(parts)
+        if show and shown:
+            sys.stdout.write(("" if shown.endswith("\n") else "\n") + PARTIAL_MARK + "\n")
+            sys.stdout.flush()
+        raise
     answer = "".join(parts)
     if show:
         sys.stdout.write("\n" if answer and not answer.endswith("\n") else "")
@@ -410,6 +482,7 @@ def _chat(args: argparse.Namespace) -> int:
     import uuid  # noqa: PLC0415
 
     from leanloop.agent import LLMAgent  # noqa: PLC0415
+    from leanloop.sessions.configurable import not_utf8  # noqa: PLC0415
 
     given = _session_id(args)
     agent = LLMAgent.from_file(args.file, args.agent)
@@ -417,15 +490,27 @@ def _chat(args: argparse.Namespace) -> int:
     args.session = thread  # what a resume hint names
     if given is None:
         print(f"leanloop: session {thread} (continue it with --session {thread})", file=sys.stderr)
+    if isinstance(sys.stdin, io.TextIOWrapper):  # bytes that are not UTF-8: refused below
+        sys.stdin.reconfigure(errors="surrogateescape")
     code = EXIT_OK
+    number = 0
     while True:
         if sys.stdin.isatty():
             print("> ", end="", file=sys.stderr, flush=True)
         line = sys.stdin.readline()
+        number += 1
         if not line or line.strip() in ("/exit", "/quit"):
             return code
         question = line.strip()
         if not question:
+            continue
+        problem = not_utf8(line.rstrip("\r\n"))
+        if problem is not None:  # the session goes on: the line can be typed again
+            print(
+                f"error: line {number} is not UTF-8 text: {problem}; it was not sent",
+                file=sys.stderr,
+            )
+            code = EXIT_BAD_INPUT if code == EXIT_OK else code
             continue
         session = {"thread_id": thread, "resume": False}
         try:
@@ -442,29 +527,59 @@ def _chat(args: argparse.Namespace) -> int:
 
 def _emit_report(
     args: argparse.Namespace, report: Mapping[str, Any], *, answer: str | None
-) -> None:
-    """Print the JSON report (``--json``) and write the page (``--html``) when asked."""
+) -> bool:
+    """Print the JSON report (``--json``) and write the page (``--html``) when asked.
+
+    Returns:
+        ``False`` when the page was asked for and could not be written (stderr says why).
+    """
     if args.json:
         print(json.dumps({"answer": answer, **report}, indent=2, default=str))
     if getattr(args, "html", None) is not None:
-        _write_html(args.html, {"answer": answer, **report})
+        return _write_html(args.html, {"answer": answer, **report})
+    return True
 
 
-def _write_html(path: Path, report: Mapping[str, Any]) -> None:
+def _unwritable(path: Path) -> str | None:
+    """Why the page cannot be written at ``path`` (checked before a run), or ``None``.
+
+    Missing folders are created when the page is written; the first folder that exists
+    on the way up must be a writable folder.
+    """
+    if path.is_dir():
+        return "it is a folder"
+    for folder in path.parents:
+        if folder.exists():
+            if not folder.is_dir():
+                return f"{folder} is not a folder"
+            if not os.access(folder, os.W_OK):
+                return f"the folder {folder} is not writable"
+            break
+    if path.exists() and not os.access(path, os.W_OK):
+        return "the file is not writable"
+    return None
+
+
+def _write_html(path: Path, report: Mapping[str, Any]) -> bool:
     from leanloop.htmlreport import write_html  # noqa: PLC0415
 
     try:
         write_html(report, path)
     except OSError as exc:
         print(f"error: cannot write {path}: {exc.strerror or exc}", file=sys.stderr)
-        return
+        return False
     print(f"leanloop: wrote {path}", file=sys.stderr)
+    return True
 
 
 def _json_error(args: argparse.Namespace, message: str) -> None:
     """With ``--json``, a failure before the run still prints a JSON object with ``error``."""
     if getattr(args, "json", False):
-        print(json.dumps({"answer": None, "stop_reason": "failed", "error": message}, indent=2))
+        _print_json_error(message)
+
+
+def _print_json_error(message: str) -> None:
+    print(json.dumps({"answer": None, "stop_reason": "failed", "error": message}, indent=2))
 
 
 def _report(args: argparse.Namespace) -> int:
@@ -482,7 +597,14 @@ def _report(args: argparse.Namespace) -> int:
         print(f"error: {args.file}: not a JSON report (expected an object)", file=sys.stderr)
         return EXIT_BAD_INPUT
     if args.html is not None:
-        _write_html(args.html, report)
+        problem = _unwritable(args.html)
+        if problem is not None:
+            print(
+                f"error: --html {args.html}: cannot write the page there: {problem}",
+                file=sys.stderr,
+            )
+            return EXIT_BAD_INPUT
+        return EXIT_OK if _write_html(args.html, report) else EXIT_FAILED
     else:
         print(format_report(report))
         print(summary_line(report))

@@ -8,6 +8,10 @@ did. Models whose servers can constrain a reply to a JSON schema get it natively
 ``format`` on Ollama); other models are asked for JSON in text, which is read tolerantly
 (a code fence, prose around the object). A reply that does not validate gets one repair
 round: the model sees its reply and the one-line problem, and answers again.
+
+When no valid instance comes of it, :class:`~leanloop.exceptions.StructuredOutputError`
+keeps the run: its ``answer`` is the run's text answer with the whole report (the
+structuring requests, ``structured`` with the ``error``, the usage of every request).
 """
 
 from __future__ import annotations
@@ -79,13 +83,16 @@ class _Attempt:
     """Each request's message count and its reply, in order."""
     notes: list[str]
     """What the report's ``events`` should say about the structuring, one line each."""
+    started: float
+    """When the structuring began (``time.monotonic``): the report's time includes it."""
+    repairs: int = 0
 
     async def ask(self) -> AIMessage:
         if self.method == "native":
             # The JSON schema, not the class: with a class, langchain-openai hands the reply
             # to the openai SDK's parser, which raises on content that does not validate and
             # so loses the text the repair round must show the model.
-            format_schema = self.schema.model_json_schema()
+            format_schema = _json_schema(self.schema)
             structured = self.model.with_structured_output(
                 format_schema, method="json_schema", include_raw=True
             )
@@ -125,9 +132,12 @@ async def attach_structured(
 
     Raises:
         StructuredOutputError: When the reply does not validate even after the repair
-            round, or a structuring request fails; ``answer`` is the run's message.
+            round, or a structuring request fails. Its ``answer`` is the run's message
+            (the same text, ``stop_reason`` and ``id``) whose report also holds the
+            structuring requests that were answered, ``structured`` (``schema``,
+            ``method``, ``repairs``, ``error``: the one-line problem) and an event line;
+            its usage adds up every request's.
     """
-    started = time.monotonic()
     attempt = _Attempt(
         model=model,
         schema=schema,
@@ -139,11 +149,11 @@ async def attach_structured(
         ],
         replies=[],
         notes=[],
+        started=time.monotonic(),
     )
     instance, problem = await _first_try(attempt, answer)
-    repairs = 0
     if instance is None:
-        repairs = 1
+        attempt.repairs = 1
         attempt.notes.append(f"structured answer: the reply was repaired ({problem})")
         bad = attempt.replies[-1][1]
         attempt.messages += [
@@ -154,8 +164,8 @@ async def attach_structured(
         instance, problem = read_json(reply.text, schema)
     if instance is None:
         msg = f"the answer could not be read as {schema.__name__}: {problem}"
-        raise StructuredOutputError(msg, answer=answer, problem=problem)
-    return _typed_message(answer, instance, attempt, repairs=repairs, started=started)
+        raise _error(msg, attempt, answer, problem)
+    return _typed_message(answer, instance, attempt)
 
 
 async def _first_try(attempt: _Attempt, answer: AIMessage) -> tuple[BaseModel | None, str]:
@@ -188,7 +198,16 @@ async def _send(attempt: _Attempt, answer: AIMessage) -> AIMessage:
 def _failed(attempt: _Attempt, answer: AIMessage, exc: BaseException) -> StructuredOutputError:
     problem = _one_line(f"{type(exc).__name__}: {exc}")
     msg = f"the request for the answer as {attempt.schema.__name__} failed: {problem}"
-    return StructuredOutputError(msg, answer=answer, problem=problem)
+    return _error(msg, attempt, answer, problem)
+
+
+def _error(
+    message: str, attempt: _Attempt, answer: AIMessage, problem: str
+) -> StructuredOutputError:
+    """The error that keeps the run: its text answer, its report, the structuring's part."""
+    attempt.notes.append(f"structured answer: not typed as {attempt.schema.__name__} ({problem})")
+    kept = _reported(answer, attempt, content=answer.content, parsed=None, problem=problem)
+    return StructuredOutputError(message, answer=kept, problem=problem)
 
 
 def _refuses_format(exc: BaseException) -> bool:
@@ -217,8 +236,31 @@ def _request(schema: type[BaseModel], question: str, answer: AIMessage) -> str:
     return _ASK.format(
         question=question.strip() or "(not given)",
         answer=answer.text.strip() or "(empty)",
-        schema=json.dumps(schema.model_json_schema(), ensure_ascii=False),
+        schema=json.dumps(_json_schema(schema), ensure_ascii=False),
     )
+
+
+def _json_schema(schema: type[BaseModel]) -> dict[str, Any]:
+    """``schema``'s JSON schema with the model itself at the root.
+
+    Pydantic writes a model that refers to itself (``children: list[Node]``), directly or
+    through another model, as ``{"$defs": {...}, "$ref": "#/$defs/Node"}``: a root with
+    no ``type``, ``title`` or ``properties``, which LangChain refuses as a structured
+    output format ("Unsupported function") and a server cannot name. The model's own
+    definition is put at the root instead, its ``$defs`` kept beside it, so every
+    ``$ref`` (the recursive ones included) still resolves.
+    """
+    document = schema.model_json_schema()
+    ref = document.get("$ref")
+    defs = document.get("$defs")
+    prefix = "#/$defs/"
+    if not (isinstance(ref, str) and ref.startswith(prefix) and isinstance(defs, dict)):
+        return document
+    root = defs.get(ref.removeprefix(prefix))
+    if not isinstance(root, dict):
+        return document
+    rest = {key: value for key, value in document.items() if key not in ("$ref", "$defs")}
+    return {**root, **rest, "$defs": defs}
 
 
 # --- reading JSON --------------------------------------------------------------------
@@ -296,16 +338,36 @@ def _one_line(text: str, limit: int = _PROBLEM_MAX) -> str:
 # --- the typed message ---------------------------------------------------------------
 
 
-def _typed_message(
-    answer: AIMessage, instance: BaseModel, attempt: _Attempt, *, repairs: int, started: float
+def _typed_message(answer: AIMessage, instance: BaseModel, attempt: _Attempt) -> AIMessage:
+    return _reported(
+        answer, attempt, content=instance.model_dump_json(), parsed=instance, problem=None
+    )
+
+
+def _reported(
+    answer: AIMessage,
+    attempt: _Attempt,
+    *,
+    content: str | list[str | dict[str, Any]],
+    parsed: BaseModel | None,
+    problem: str | None,
 ) -> AIMessage:
+    """``answer`` with ``content``, the report and the usage of the structuring added.
+
+    ``parsed`` is the instance (``additional_kwargs["parsed"]``); without one, ``problem``
+    is why there is none (``structured.error``) and the run's other ``additional_kwargs``
+    stay.
+    """
     metadata = dict(answer.response_metadata)
     report = dict(metadata.get("leanloop") or {})
-    report["structured"] = {
+    structured: dict[str, Any] = {
         "schema": attempt.schema.__name__,
         "method": attempt.method,
-        "repairs": repairs,
+        "repairs": attempt.repairs,
     }
+    if problem is not None:
+        structured["error"] = problem
+    report["structured"] = structured
     report["requests"] = [*report.get("requests", []), *_records(report, attempt)]
     report.update(prompt_totals(report["requests"]))
     if attempt.notes:
@@ -313,15 +375,15 @@ def _typed_message(
     elapsed = report.get("elapsed_s")
     if isinstance(elapsed, int | float):
         # The wall time of the run includes the structuring requests.
-        report["elapsed_s"] = round(elapsed + time.monotonic() - started, 3)
+        report["elapsed_s"] = round(elapsed + time.monotonic() - attempt.started, 3)
     metadata["leanloop"] = report
     usage = answer.usage_metadata
     for _, reply in attempt.replies:
         if reply.usage_metadata:
             usage = add_usage(usage, reply.usage_metadata) if usage else reply.usage_metadata
     return AIMessage(
-        content=instance.model_dump_json(),
-        additional_kwargs={"parsed": instance},
+        content=content,
+        additional_kwargs={"parsed": parsed} if parsed is not None else answer.additional_kwargs,
         response_metadata=metadata,
         usage_metadata=usage,
         id=answer.id,

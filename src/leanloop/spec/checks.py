@@ -1,9 +1,15 @@
 """Checks of an agents file that a JSON Schema cannot express.
 
-Cross-field rules of a model, references to named models, tools that must import,
-workspaces that must exist. They run even when the schema found problems, on every
-value of the right type that the schema did not already reject, so that one
+Cross-field rules of a model, references to named models, import paths that must
+resolve, workspaces that must exist. They run even when the schema found problems, on
+every value of the right type that the schema did not already reject, so that one
 ``validate`` shows every mistake of the file.
+
+Import paths (``tools``, ``class``, ``output_schema``) are checked by reading the module's
+source (:mod:`leanloop.spec.refs`): reading an agents file runs none of its code. Only
+with ``imports=True`` (for callers about to run the file anyway) are the modules imported
+and the objects themselves judged. A tool from the standard library (``os:system``) is
+refused by name either way.
 """
 
 from __future__ import annotations
@@ -18,12 +24,13 @@ from typing import Any
 from leanloop._imports import ImportPathError, import_object, is_import_path
 from leanloop.spec.issues import Problem, Reporter, did_you_mean
 from leanloop.spec.options import PORTABLE_OPTIONS, lift_options, not_accepted, option_keyword
+from leanloop.spec.refs import Resolved, resolve_reference
 from leanloop.spec.types import AGENT_PREFIX
 from leanloop.spec.yamlsource import KeyPath
 from leanloop.tools.mcp import parse_mcp_ref
-from leanloop.tools.names import BUILTIN_TOOLS
+from leanloop.tools.names import BUILTIN_TOOLS, is_standard_module, standard_callable_refusal
 
-__all__ = ["resolve_workspace", "semantic_problems"]
+__all__ = ["resolve_workspace", "semantic_check", "semantic_problems"]
 
 _NEEDS_MODEL = ("ollama", "openai-compatible")
 
@@ -47,6 +54,10 @@ class _Checker:
     calls: dict[str, list[tuple[str, KeyPath]]] = field(default_factory=dict)
     """Per agent: the agents its ``agent:`` tools name, and where."""
     problems: list[Problem] = field(default_factory=list)
+    imports: bool = False
+    """Import the modules import paths name (the objects are judged), or only read them."""
+    near_used: bool = False
+    """Some import path was found only in the agents file's folder."""
 
     def judges(self, path: KeyPath) -> bool:
         """Whether the value at ``path`` is this checker's to judge (the schema passed it)."""
@@ -57,17 +68,38 @@ class _Checker:
 
 
 def semantic_problems(
-    data: Mapping[str, Any], reporter: Reporter, *, base_dir: Path, rejected: set[KeyPath]
+    data: Mapping[str, Any],
+    reporter: Reporter,
+    *,
+    base_dir: Path,
+    rejected: set[KeyPath],
+    imports: bool = False,
 ) -> list[Problem]:
     """Every cross-field, reference, import and filesystem problem in ``data``.
 
     Args:
         data: The interpolated document (possibly with schema problems).
         reporter: Shows values without secrets.
-        base_dir: The folder relative workspaces resolve against.
+        base_dir: The folder relative workspaces (and import paths) resolve against.
         rejected: Paths the schema already reported.
+        imports: Import the modules that import paths name, to judge their objects;
+            by default their source is only read, and nothing of it runs.
     """
-    checker = _Checker(reporter, base_dir, rejected)
+    return semantic_check(
+        data, reporter, base_dir=base_dir, rejected=rejected, imports=imports
+    ).problems
+
+
+def semantic_check(
+    data: Mapping[str, Any],
+    reporter: Reporter,
+    *,
+    base_dir: Path,
+    rejected: set[KeyPath],
+    imports: bool = False,
+) -> _Checker:
+    """:func:`semantic_problems`, with what else the checks learnt (``near_used``)."""
+    checker = _Checker(reporter, base_dir, rejected, imports=imports)
     for where in _not_finite(data, ()):
         if checker.judges(where):
             checker.add(where, "expected a finite number, got a NaN or infinity")
@@ -91,7 +123,7 @@ def semantic_problems(
             if isinstance(agent, Mapping) and checker.judges(("agents", name)):
                 _check_agent(checker, agent, ("agents", name))
         _check_agent_cycles(checker)
-    return checker.problems
+    return checker
 
 
 def _check_agent(checker: _Checker, agent: Mapping[str, Any], path: KeyPath) -> None:
@@ -159,6 +191,22 @@ def _check_model(checker: _Checker, model: Any, path: KeyPath) -> None:
 def _check_model_class(
     checker: _Checker, class_path: str, path: KeyPath, model: Mapping[str, Any]
 ) -> None:
+    shown = checker.reporter.show(class_path, path)
+    not_a_model = f"{shown} is not a chat model class (a subclass of BaseChatModel)"
+    if is_standard_module(class_path.partition(":")[0]):  # it has none, and is not imported
+        checker.add(path, not_a_model)
+        return
+    if not checker.imports:
+        found = _resolved(checker, class_path, path)
+        binding = found.binding if found else None
+        unknown = binding is None or (binding.kind == "value" and binding.literal is None)
+        if (
+            binding is not None
+            and not unknown
+            and not (binding.kind == "class" and binding.has_bases)
+        ):
+            checker.add(path, not_a_model)
+        return
     # LangChain is imported only for files that name classes (`validate` stays fast).
     from langchain_core.language_models import BaseChatModel  # noqa: PLC0415
 
@@ -168,14 +216,24 @@ def _check_model_class(
         checker.add(path, _import_failure(checker, exc, path))
         return
     if not (isinstance(obj, type) and issubclass(obj, BaseChatModel)):
-        shown = checker.reporter.show(class_path, path)
-        checker.add(path, f"{shown} is not a chat model class (a subclass of BaseChatModel)")
+        checker.add(path, not_a_model)
         return
     # Every top-level option must reach the class: one it has no field for would be
     # dropped, and a dropped base_url or api_key sends requests somewhere else.
     for option in PORTABLE_OPTIONS:
         if option in model and option_keyword(obj, option) is None:
             checker.add((*path[:-1], option), not_accepted(obj, option), at_key=True)
+
+
+def _resolved(checker: _Checker, ref: str, path: KeyPath) -> Resolved | None:
+    """``ref`` found by reading its module (nothing runs), or ``None`` after saying why not."""
+    try:
+        found = resolve_reference(ref, checker.base_dir)
+    except ImportPathError as exc:
+        checker.add(path, _import_failure(checker, exc, path))
+        return None
+    checker.near_used = checker.near_used or found.near
+    return found
 
 
 def _import_failure(checker: _Checker, exc: ImportPathError, path: KeyPath) -> str:
@@ -217,7 +275,8 @@ def _check_tools(
             names.add(tool)
             continue
         name = _tool_name(checker, tool, where)
-        resolved = resolved and name is not None
+        # "": a tool whose name only importing its module would tell (see refs).
+        resolved = resolved and bool(name)
         names.update([name] if name else [])
     if builtins and "workspace" not in agent:
         listed = ", ".join(repr(name) for _, name in builtins)
@@ -317,7 +376,15 @@ def _tool_name(checker: _Checker, tool: str, path: KeyPath) -> str | None:
         )
         checker.add(path, message)
         return None
+    refusal = standard_callable_refusal(tool, shown=shown)
+    if refusal is not None:  # refused by name: the module is not even read
+        checker.add(path, refusal)
+        return None
+    if not checker.imports:
+        return _read_tool_name(checker, tool, path)
     from langchain_core.tools import BaseTool  # noqa: PLC0415 - only for import-path tools
+
+    from leanloop.tools.loader import callable_refusal  # noqa: PLC0415 - imports LangChain
 
     try:
         obj = import_object(tool, near=checker.base_dir)
@@ -327,14 +394,63 @@ def _tool_name(checker: _Checker, tool: str, path: KeyPath) -> str | None:
     if isinstance(obj, BaseTool):
         return obj.name
     if callable(obj) and not isinstance(obj, type):
+        refusal = callable_refusal(obj, tool, shown=shown)
+        if refusal is not None:
+            checker.add(path, refusal)
+            return None
         return str(getattr(obj, "__name__", tool.rpartition(":")[2].rpartition(".")[2]))
     what = "a class" if isinstance(obj, type) else f"a {type(obj).__name__}"
     checker.add(path, f"{shown} is {what}, not a tool (a LangChain BaseTool or a function)")
     return None
 
 
+def _read_tool_name(checker: _Checker, tool: str, path: KeyPath) -> str | None:
+    """The tool's name as its module's source gives it; ``""`` when only a run can tell."""
+    found = _resolved(checker, tool, path)
+    if found is None:
+        return None
+    binding = found.binding
+    if binding is None:
+        return ""
+    shown = checker.reporter.show(tool, path)
+    refusal = standard_callable_refusal(tool, binding.origin, shown=shown)
+    if refusal is not None:  # `from os import system`, re-exported by a module of the user's
+        checker.add(path, refusal)
+        return None
+    if binding.kind == "function":
+        return binding.name
+    what = {"class": "a class", "module": "a module", "import": "a module"}.get(binding.kind)
+    if what is None and binding.literal is not None:
+        what = f"a {binding.literal}"
+    if what is not None:
+        checker.add(path, f"{shown} is {what}, not a tool (a LangChain BaseTool or a function)")
+        return None
+    return ""  # an assignment or an import: a tool object, for all the source says
+
+
 def _check_output_schema(checker: _Checker, ref: str, path: KeyPath) -> None:
-    """``output_schema`` names a pydantic model class that imports."""
+    """``output_schema`` names a pydantic model class (read, or imported with ``imports``)."""
+    shown = checker.reporter.show(ref, path)
+    not_a_model = "not a pydantic model (a BaseModel subclass)"
+    if is_standard_module(ref.partition(":")[0]):  # it has none, and is not imported
+        checker.add(path, f"{shown} is {not_a_model}")
+        return
+    if not checker.imports:
+        found = _resolved(checker, ref, path)
+        binding = found.binding if found else None
+        if binding is None:
+            return
+        attr = ref.partition(":")[2]
+        what = {"function": "a function", "module": "a module", "import": "a module"}.get(
+            binding.kind
+        )
+        if binding.kind == "class" and not binding.has_bases and "." not in attr:
+            what = f"the class {attr}"
+        elif binding.kind == "value" and binding.literal is not None:
+            what = f"a {binding.literal}"
+        if what is not None:
+            checker.add(path, f"{shown} is {what}, {not_a_model}")
+        return
     from pydantic import BaseModel  # noqa: PLC0415 - only for agents with a schema
 
     try:
@@ -344,7 +460,7 @@ def _check_output_schema(checker: _Checker, ref: str, path: KeyPath) -> None:
         return
     if not (isinstance(obj, type) and issubclass(obj, BaseModel)):
         what = f"the class {obj.__name__}" if isinstance(obj, type) else f"a {type(obj).__name__}"
-        checker.add(path, f"{ref!r} is {what}, not a pydantic model (a BaseModel subclass)")
+        checker.add(path, f"{shown} is {what}, {not_a_model}")
 
 
 def _not_finite(value: Any, path: KeyPath) -> Iterator[KeyPath]:

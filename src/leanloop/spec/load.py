@@ -3,7 +3,11 @@
 Loading goes: read the text → parse it safely, keeping the position of every key
 and value → interpolate ``${VAR}`` references → validate against the JSON Schema
 (``spec/agent.schema.json``, the single source of the format and its defaults) →
-check what a schema cannot (references, imports, folders) → build the specs.
+check what a schema cannot (references, import paths, folders) → build the specs.
+
+Loading runs none of the file's code: import paths are resolved by reading their modules
+(:mod:`leanloop.spec.refs`), never by importing them, unless the caller asks for
+``imports=True``.
 
 Every user mistake ends as one :class:`~leanloop.exceptions.SpecError` that lists
 all problems of the file, each as ``file:line:column: key.path: message``::
@@ -24,9 +28,10 @@ from typing import Any
 import yaml
 
 from leanloop.exceptions import SpecError, SpecIssue
-from leanloop.spec.checks import resolve_workspace, semantic_problems
+from leanloop.spec.checks import resolve_workspace, semantic_check
 from leanloop.spec.env import interpolate
 from leanloop.spec.issues import Problem, Reporter
+from leanloop.spec.refs import add_to_path
 from leanloop.spec.schema import agent_defaults, agent_schema, schema_problems
 from leanloop.spec.types import AGENT_PREFIX, AgentSpec, McpServerSpec, ModelSpec, ToolOptions
 from leanloop.spec.yamlsource import KeyPath, Mark, parse_yaml
@@ -47,6 +52,7 @@ def load_specs(
     *,
     environ: Mapping[str, str] | None = None,
     only: str | None = None,
+    imports: bool = False,
 ) -> dict[str, AgentSpec]:
     """Load and validate every agent of an agents file.
 
@@ -55,6 +61,9 @@ def load_specs(
         environ: Where ``${VAR}`` references are looked up; ``os.environ`` by default.
         only: Load just this agent: the problems of other agents (and of models it does
             not use) are not its problems, so one broken agent never blocks another.
+        imports: Import the modules the file's import paths name, to check their
+            objects too (a chat model class, a pydantic model, a tool). By default their
+            source is only read: loading a file runs none of its code.
 
     Returns:
         The agents by name, in file order (just ``only`` when given).
@@ -67,7 +76,15 @@ def load_specs(
     source = os.fspath(path)
     text = _read_text(file, source)
     base_dir = file.absolute().parent
-    return _load_text(text, source=source, base_dir=base_dir, environ=environ, file=file, only=only)
+    return _load_text(
+        text,
+        source=source,
+        base_dir=base_dir,
+        environ=environ,
+        file=file,
+        only=only,
+        imports=imports,
+    )
 
 
 def load_specs_from_text(
@@ -76,6 +93,7 @@ def load_specs_from_text(
     source: str = "<string>",
     base_dir: Path | None = None,
     environ: Mapping[str, str] | None = None,
+    imports: bool = False,
 ) -> dict[str, AgentSpec]:
     """Load and validate every agent of YAML text.
 
@@ -84,6 +102,7 @@ def load_specs_from_text(
         source: The name errors give the text.
         base_dir: What relative workspaces resolve against; the working folder by default.
         environ: Where ``${VAR}`` references are looked up; ``os.environ`` by default.
+        imports: Import the modules import paths name (see :func:`load_specs`).
 
     Returns:
         The agents by name, in document order.
@@ -91,7 +110,9 @@ def load_specs_from_text(
     Raises:
         SpecError: Listing every problem, located.
     """
-    return _load_text(text, source=source, base_dir=base_dir, environ=environ, file=None)
+    return _load_text(
+        text, source=source, base_dir=base_dir, environ=environ, file=None, imports=imports
+    )
 
 
 def load_specs_from_dict(
@@ -100,6 +121,7 @@ def load_specs_from_dict(
     source: str = "<dict>",
     base_dir: Path | None = None,
     environ: Mapping[str, str] | None = None,
+    imports: bool = False,
 ) -> dict[str, AgentSpec]:
     """Validate an agents document that is already Python data (same rules as a file).
 
@@ -108,6 +130,7 @@ def load_specs_from_dict(
         source: The name errors give the data.
         base_dir: What relative workspaces resolve against; the working folder by default.
         environ: Where ``${VAR}`` references are looked up; ``os.environ`` by default.
+        imports: Import the modules import paths name (see :func:`load_specs`).
 
     Returns:
         The agents by name, in mapping order.
@@ -120,7 +143,7 @@ def load_specs_from_dict(
     reporter = Reporter(source)
     try:
         return _validate_and_build(
-            data, reporter, [], base_dir=base_dir, environ=environ, file=None
+            data, reporter, [], base_dir=base_dir, environ=environ, file=None, imports=imports
         )
     except RecursionError:  # a mapping that contains itself (YAML text cannot do this)
         raise _single(source, None, "the data refers to itself or is nested too deeply") from None
@@ -165,6 +188,7 @@ def _load_text(
     environ: Mapping[str, str] | None,
     file: Path | None,
     only: str | None = None,
+    imports: bool = False,
 ) -> dict[str, AgentSpec]:
     try:
         data, positions, found = parse_yaml(text)
@@ -188,7 +212,14 @@ def _load_text(
         shown = "a list" if isinstance(data, list) else f"a single {type(data).__name__} value"
         raise _single(source, positions.value(()), f"expected {_TOP_LEVEL}, got {shown}")
     return _validate_and_build(
-        data, reporter, problems, base_dir=base_dir, environ=environ, file=file, only=only
+        data,
+        reporter,
+        problems,
+        base_dir=base_dir,
+        environ=environ,
+        file=file,
+        only=only,
+        imports=imports,
     )
 
 
@@ -213,6 +244,7 @@ def _validate_and_build(
     environ: Mapping[str, str] | None,
     file: Path | None,
     only: str | None = None,
+    imports: bool = False,
 ) -> dict[str, AgentSpec]:
     resolved = interpolate(data, environ=os.environ if environ is None else environ)
     reporter.secrets = resolved.secrets | _mcp_secret_paths(resolved.data)
@@ -225,7 +257,10 @@ def _validate_and_build(
     rejected |= {path for path, _ in resolved.problems}
     folder = Path.cwd() if base_dir is None else Path(base_dir)
     problems += from_schema
-    problems += semantic_problems(resolved.data, reporter, base_dir=folder, rejected=rejected)
+    checked = semantic_check(
+        resolved.data, reporter, base_dir=folder, rejected=rejected, imports=imports
+    )
+    problems += checked.problems
     if only is not None:
         problems = _problems_of(resolved.data, only, problems)
         agents = resolved.data.get("agents")
@@ -234,6 +269,10 @@ def _validate_and_build(
             problems = [Problem(("agents",), f"no agent named {only!r} (the agents are {known})")]
     if problems:
         raise SpecError(reporter.issues(problems))
+    if checked.near_used:
+        # A module beside the file imports when the agent is built, as documented: the
+        # folder goes on the path after everything installed. Nothing is imported here.
+        add_to_path(folder)
     specs = _Builder(reporter, folder, file).agents(resolved.data, only=only)
     logger.debug("loaded %d agent(s) from %s", len(specs), reporter.source)
     return specs

@@ -6,6 +6,11 @@ path ``package.module:name`` naming a ``BaseTool`` (or a ``BaseTool`` class that
 no arguments), a ``@tool`` function, or a plain typed callable, sync or async, which is
 wrapped with ``StructuredTool.from_function``. Every failure is a :class:`ToolError`
 with a one-line message.
+
+A callable of the standard library or the builtins (``os:system``, ``subprocess:getoutput``,
+``builtins:eval``) is never a tool, whatever module re-exports it: such a reference is
+refused by its name before anything is imported, and an imported callable whose home is
+the standard library (or that is compiled, not a Python function) is refused too.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ import difflib
 import inspect
 import logging
 import re
+import types
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -23,10 +29,10 @@ from langchain_core.tools import BaseTool, StructuredTool
 from leanloop._imports import ImportPathError, import_object, is_import_path
 from leanloop.exceptions import ToolError
 from leanloop.tools.mcp import McpServer, load_mcp_tools, parse_mcp_ref
-from leanloop.tools.names import BUILTIN_TOOLS
+from leanloop.tools.names import BUILTIN_TOOLS, standard_callable_refusal
 from leanloop.tools.workspace import workspace_tools
 
-__all__ = ["build_tools", "build_tools_by_ref", "load_tool"]
+__all__ = ["build_tools", "build_tools_by_ref", "callable_refusal", "load_tool"]
 
 _log = logging.getLogger(__name__)
 
@@ -155,6 +161,9 @@ def _imported_tool(ref: str) -> BaseTool:
         msg = f'unknown tool "{ref}"{_did_you_mean(ref)}; built-in tools are '
         msg += ", ".join(BUILTIN_TOOLS) + "; other tools are given as 'package.module:name'"
         raise ToolError(msg)
+    refusal = standard_callable_refusal(ref)
+    if refusal is not None:  # refused by name: the module is not imported
+        raise ToolError(refusal)
     try:
         obj = import_object(ref)
     except ImportPathError as exc:
@@ -179,9 +188,47 @@ def _as_tool(obj: Any, ref: str) -> BaseTool:
         msg = f"tool {ref!r} is the class {obj.__name__}, not a tool or a function"
         raise ToolError(msg)
     if callable(obj):
+        refusal = callable_refusal(obj, ref)
+        if refusal is not None:
+            raise ToolError(refusal)
         return _from_callable(obj, ref)
     msg = f"tool {ref!r} is not a tool or a function (it is of type {type(obj).__name__})"
     raise ToolError(msg)
+
+
+_COMPILED = (
+    types.BuiltinFunctionType,
+    types.BuiltinMethodType,
+    types.MethodWrapperType,
+    types.WrapperDescriptorType,
+    types.MethodDescriptorType,
+    types.ClassMethodDescriptorType,
+)
+
+
+def callable_refusal(obj: Any, ref: str, *, shown: str | None = None) -> str | None:
+    """Why the callable ``obj`` (named by ``ref``) may not be a tool, or ``None``.
+
+    A tool is a Python function (or a callable object) of the user's own code: one whose
+    home (``__module__``: where it was defined, not where it was imported) is the
+    standard library or the builtins is refused, and so is a compiled function.
+
+    Args:
+        obj: The imported callable.
+        ref: Its reference ``package.module:name``.
+        shown: How to show ``ref`` (``***`` for a value from the environment).
+    """
+    home = getattr(obj, "__module__", None)
+    if not isinstance(home, str):
+        home = type(obj).__module__
+    name = getattr(obj, "__qualname__", None) or type(obj).__qualname__
+    refusal = standard_callable_refusal(ref, f"{home}.{name}", shown=shown)
+    if refusal is None and isinstance(obj, _COMPILED):
+        refusal = (
+            f"{repr(ref) if shown is None else shown} is a compiled function, not a tool; "
+            "a tool is a LangChain tool or a function of your own module"
+        )
+    return refusal
 
 
 def _instantiate(cls: type[BaseTool], ref: str) -> BaseTool:
