@@ -35,7 +35,7 @@ Feature: Reading best first, stopping early and reading on, crossed with the old
     And the pass before request 2 read 3 request(s), one window each around a line holding "deadlock"
     And tool message 1 in request 2 shows the log's lines 130, 350 and 590
     And tool message 1 in request 2 shows no filler line
-    And every line of the log the pass before request 2 did not read is named in tool message 1 with the read_file call that reads it, because "none of the words looked for is in them"
+    And every line of the log the pass before request 2 did not read is named in tool message 1 with the read_file call that reads it, because "no word looked for is in them"
 
   Scenario: output_prune false on a read_file without a limit gets exactly the 200-line page it asked for (reading on x opt-out)
     Given an agent with the script:

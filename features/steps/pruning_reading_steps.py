@@ -41,10 +41,22 @@ _OUTPUT_START, _OUTPUT_END = "[PRUNE_OUTPUT_START]", "[PRUNE_OUTPUT_END]"
 # read_file output line starts with the file's number: "  12|     130| text".
 _SHOWN = re.compile(r"^\s*\d+\| (.*)$")
 _FILE_NUMBER = re.compile(r"^\s*(\d+)\| ")
-_NAMED = re.compile(
-    r"lines (\d+)-(\d+) were not read \((.*?)\); ask for them with "
-    r"read_file\(offset=(\d+), limit=(\d+)\)"
-)
+# "lines 1-14 were not read (why); ask for them with read_file(offset=1, limit=14)", or
+# for several ranges of one reason "lines 1-14, 20-44 were not read (why); ask for them
+# with read_file(offset=…, limit=…) each, e.g. read_file(offset=1, limit=14)".
+_NAMED = re.compile(r"lines ((?:\d+-\d+)(?:, \d+-\d+)*) were not read \((.*?)\); ask for them")
+_SPAN = re.compile(r"(\d+)-(\d+)")
+
+
+def _named_spans(text: str) -> list[tuple[int, int, str]]:
+    """Every ``(first, last, reason)`` a pruned result names as not read, in file lines."""
+    return [
+        (int(span[1]), int(span[2]), found[2])
+        for found in _NAMED.finditer(text)
+        for span in _SPAN.finditer(found[1])
+    ]
+
+
 _NAMED_CALL = re.compile(
     r'^call the read_file a pruned result named for line (?P<line>\d+) of "(?P<path>[^"]+)"$'
 )
@@ -154,7 +166,7 @@ def _named_calls(messages: Sequence[BaseMessage]) -> list[tuple[int, int]]:
     calls = []
     for message in messages:
         if isinstance(message, ToolMessage):
-            calls += [(int(m[4]), int(m[5])) for m in _NAMED.finditer(message.text)]
+            calls += [(a, b - a + 1) for a, b, _ in _named_spans(message.text)]
     return calls
 
 
@@ -359,7 +371,7 @@ def step_sub_pruned(context: Context, n: int, path: str, last: int) -> None:
     note = f"read on to line {last} of {total}{_READ_ON_NOTE}"
     assert note in call["notes"], call["notes"]
     unread = [e for e in sub["events"] if "unread; the model was told" in e]
-    assert unread and "none of the words looked for is in them" in unread[0], sub["events"]
+    assert unread and "no word looked for is in them" in unread[0], sub["events"]
     assert sub["stop_reason"] == "answer", sub
 
 
@@ -423,11 +435,9 @@ def step_named_unread(context: Context, n: int, i: int, reason: str) -> None:
     read = {ln for messages in _pass_requests(context, n) for ln in _file_lines(messages)}
     text = _tool_message(context, i, n)
     named: set[int] = set()
-    for found in _NAMED.finditer(text):
-        first, last, why, offset, limit = found.groups()
-        assert why == reason, found[0]
-        assert (int(offset), int(limit)) == (int(first), int(last) - int(first) + 1), found[0]
-        named |= set(range(int(first), int(last) + 1))
+    for first, last, why in _named_spans(text):
+        assert why == reason, (first, last, why)
+        named |= set(range(first, last + 1))
     total = len(_log(context).lines)
     assert read | named == set(range(1, total + 1)), sorted(set(range(1, total + 1)) - read - named)
     assert not read & named, sorted(read & named)[:5]

@@ -66,7 +66,14 @@ from leanloop.pruning.prompt import (
     split_raw_lines,
     window_chunk,
 )
-from leanloop.pruning.rank import Focus, focus_of, line_scores, pack_windows, plan_windows
+from leanloop.pruning.rank import (
+    Focus,
+    Window,
+    focus_of,
+    line_scores,
+    pack_windows,
+    plan_windows,
+)
 from leanloop.pruning.reading import FINAL_REASONS, ReadingRules
 from leanloop.pruning.schema import PRUNE_ARG, PruneRequest
 from leanloop.pruning.speed import ServerSpeed, processed_tokens
@@ -108,7 +115,7 @@ _COUNT_TIMEOUT_S = 5.0
 # When windows around the hits hold more than this share of the output, it is read whole.
 _DENSE_SHARE = 0.5
 # Unread ranges listed one by one in the info block; the rest are counted.
-_UNREAD_LISTED = 5
+_UNREAD_LISTED = 12
 # Whole extracts a pruner keeps for reuse (one run reads a few dozen files at most).
 _REUSED_EXTRACTS = 64
 _READ_FILE = "read_file"
@@ -116,6 +123,7 @@ TIME_LIMIT = (
     "not reached within the pass's time limit, which reads the parts with fewer focus words last"
 )
 _READ_FILE_NUMBER = re.compile(r"^\s*(\d+)\|")
+_FOOTER = re.compile(r"\[lines [\d,]+-[\d,]+ of [\d,]+.*\]\Z")
 
 CountRatio = Callable[[str], Awaitable[float | None]]
 """Characters per token of a sample text, as the pruning model's server counts it."""
@@ -527,11 +535,8 @@ class Pruner:
         if merged.claimed and not merged.kept:
             return self._fall_back(tool_name, raw, "nothing verifiable", chunks, started, plan=plan)
         unread = _unread(failed)
-        notes = [r.describe(tool_name, lines) for r in unread[:_UNREAD_LISTED]]
-        if len(unread) > _UNREAD_LISTED:
-            rest = ", ".join(r.span(tool_name, lines) for r in unread[_UNREAD_LISTED:])
-            notes.append(f"{len(unread) - _UNREAD_LISTED} more range(s) were not read: {rest}")
-        looked = _looked_for(plan, chunks)
+        notes = _unread_notes(unread, tool_name, lines)
+        looked = _looked_for(plan)
         text = format_pruned(_info(merged, len(raw), chunks, [*looked, *notes]), merged.output)
         seconds = time.perf_counter() - started
         if len(text) >= len(raw):
@@ -646,7 +651,11 @@ class Pruner:
                 len(whole),
             )
             return _Plan(whole, ratio, source, scoring=0, focus=look_for)
-        windows = plan_windows(sizes, scores, window)
+        # read_file's closing line (which lines of how many, what comes next) is shown with
+        # the best windows, never left unread for want of a focus word.
+        footer = tool_name == _READ_FILE and bool(_FOOTER.match(lines[-1])) and len(entries) > 1
+        planned = len(entries) - 1 if footer else len(entries)
+        windows = plan_windows(sizes[:planned], scores[:planned], window)
         hit = sum(sum(sizes[w.first : w.last + 1]) for w in windows if w.score > 0)
         if hit > _DENSE_SHARE * sum(sizes):
             # Windows around the hits would cover most of the output: they would save
@@ -663,6 +672,8 @@ class Pruner:
             return _Plan(whole, ratio, source)
         packed = budget if settings.pack_windows else window
         batches = pack_windows(windows, sizes, packed)
+        if footer:
+            batches[0] = [*batches[0], Window(planned, planned, 0.0)]
         chunks = [window_chunk(entries, [(w.first, w.last) for w in batch]) for batch in batches]
         scoring = sum(1 for batch in batches if batch[0].score > 0)
         logger.debug(
@@ -937,6 +948,41 @@ def _unread(failed: list[_Piece]) -> list[UnreadRange]:
     return ranges
 
 
+def _unread_notes(
+    unread: Sequence[UnreadRange], tool_name: str, raw_lines: Sequence[str]
+) -> list[str]:
+    """One line for each reason lines were not read, naming its ranges and the call.
+
+    A pass that reads by windows leaves many small gaps; a sentence each would make the
+    pruned result grow by a line per gap (measured: seven gaps, 600 characters, enough
+    to get the result trimmed at a 4,096-token window), so ranges of one reason share a
+    line. A range alone keeps :meth:`UnreadRange.describe`'s sentence.
+    """
+    notes: list[str] = []
+    for reason in dict.fromkeys(r.reason for r in unread):
+        ranges = [r for r in unread if r.reason == reason]
+        if len(ranges) == 1:
+            notes.append(ranges[0].describe(tool_name, raw_lines))
+            continue
+        spans = [r.span(tool_name, raw_lines) for r in ranges]
+        shown = ", ".join(spans[:_UNREAD_LISTED])
+        if len(spans) > _UNREAD_LISTED:
+            shown += f" and {len(spans) - _UNREAD_LISTED} more"
+        first, _, last = spans[0].partition("-")
+        if tool_name == _READ_FILE and first.isdigit() and last.isdigit():
+            call = f"read_file(offset={first}, limit={int(last) - int(first) + 1})"
+            notes.append(
+                f"lines {shown} were not read ({reason}); ask for them with "
+                f"read_file(offset=…, limit=…) each, e.g. {call}"
+            )
+        else:
+            notes.append(
+                f"lines {shown} of the output were not read ({reason}); call again with "
+                f"{PRUNE_ARG}=false to see them"
+            )
+    return notes
+
+
 def _final(unread: UnreadRange) -> bool:
     """Whether the same pass would leave ``unread`` unread again (see FINAL_REASONS)."""
     return all(reason in FINAL_REASONS for reason in unread.reason.split("; "))
@@ -965,7 +1011,7 @@ def _in_order(kept: list[str], raw_lines: list[str]) -> str:
     return "\n".join(line for _, line in placed)
 
 
-def _looked_for(plan: _Plan, sent: int) -> list[str]:
+def _looked_for(plan: _Plan) -> list[str]:
     """What the info block says about a pass read by windows (nothing for one request)."""
     if plan.focus is None:
         return []
@@ -973,12 +1019,9 @@ def _looked_for(plan: _Plan, sent: int) -> list[str]:
         words = plan.focus.describe()
         missing = f"no line holds the words looked for ({words})" if words else "no focus given"
         return [f"{missing}; the lines were read in order from the start"]
-    holding = plan.scoring or 0
-    return [
-        f"read {sent} of the {holding} part(s) holding the words looked for "
-        f"({plan.focus.describe()}), best match first; the other "
-        f"{len(plan.chunks) - holding} part(s) hold none of them"
-    ]
+    # A reading by score says nothing more: its unread ranges give their reason, and
+    # every line of a pruned result costs the main model's window.
+    return []
 
 
 def _exception_reason(exc: Exception) -> str:

@@ -33,9 +33,9 @@ __all__ = [
 
 PATIENCE = 2
 """Requests in a row that may yield nothing, once something was found, before the pass stops."""
-NO_FOCUS_WORD = "none of the words looked for is in them"
-NOTHING_MORE = f"the pass stopped after {PATIENCE} parts in a row held nothing more"
-OVER_ALLOWANCE = "over the pass's reading allowance"
+NO_FOCUS_WORD = "no word looked for is in them"
+NOTHING_MORE = f"{PATIENCE} parts in a row before them held nothing"
+OVER_ALLOWANCE = "over the reading allowance"
 FINAL_REASONS = frozenset({NO_FOCUS_WORD, NOTHING_MORE, OVER_ALLOWANCE})
 """Reasons the same pass would give again: an extract left unread only for these is
 as good as the pass can make it, so it may be reused for an identical output."""
