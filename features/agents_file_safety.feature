@@ -62,6 +62,25 @@ Feature: Reading an agents file runs none of its code
       | output_schema       | output_schema: "marker:Answer" | {class: "leanloop.testing:ScriptedChatModel"} |
       | model class         | description: reads             | {class: "marker:MarkerChat"}                  |
 
+  Scenario Outline: window builds only the models, never an agent's <what>
+    Given a CLI file "proj/agents.yaml" with:
+      """
+      version: 1
+      agents:
+        a:
+          <setting>
+          model: {class: "leanloop.testing:ScriptedChatModel"}
+      """
+    When the CLI runs "window proj/agents.yaml"
+    Then the CLI exits with 0
+    And the CLI stdout has the line "a: window 128,000 tokens (source: default:hosted — the hosted API did not say its window; set context_window if it is smaller); request ceiling 106,752, reply reserve 2,048"
+    And the agents file's folder "proj" holds no file "MARKER"
+
+    Examples:
+      | what          | setting                        |
+      | tools         | tools: ["marker:lookup"]       |
+      | output_schema | output_schema: "marker:Answer" |
+
   Scenario: a mistake in a module beside the file is still found by reading it
     Given a CLI file "proj/agents.yaml" with:
       """

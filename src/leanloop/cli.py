@@ -614,30 +614,33 @@ def _report(args: argparse.Namespace) -> int:
 def _window(args: argparse.Namespace) -> int:
     import asyncio  # noqa: PLC0415
 
-    from leanloop.agent import LLMAgent  # noqa: PLC0415
+    from langchain_core.language_models import BaseChatModel  # noqa: PLC0415
+
     from leanloop.budget import ContextPlan  # noqa: PLC0415
     from leanloop.budget.run import resolve_window  # noqa: PLC0415
+    from leanloop.models import build_chat_model  # noqa: PLC0415
     from leanloop.spec import load_specs  # noqa: PLC0415
+    from leanloop.spec.types import AgentSpec  # noqa: PLC0415
 
-    agents: dict[str, LLMAgent] = {}
+    # Only the models are built (a `class:` model's module is imported to ask it): an
+    # agent's tools and output_schema are never imported to learn its window (ADR 0023).
+    agents: dict[str, tuple[AgentSpec, BaseChatModel]] = {}
     problems: list[SpecIssue] = []
-    if args.agent is not None:
-        agents[args.agent] = LLMAgent.from_file(args.file, args.agent)
-    else:  # an agent whose model or tools cannot be built does not hide the others
-        for name, spec in load_specs(args.file).items():
-            try:
-                agents[name] = LLMAgent.from_spec(spec)
-            except SpecError as exc:
-                problems.extend(exc.issues)
+    only = {"only": args.agent} if args.agent is not None else {}
+    for name, spec in load_specs(args.file, **only).items():
+        try:  # an agent whose model cannot be built does not hide the others
+            agents[name] = (spec, build_chat_model(spec.model))
+        except SpecError as exc:
+            problems.extend(exc.issues)
 
     async def resolve_all() -> list[str]:
         lines = []
-        for name, agent in agents.items():
-            window = await resolve_window(agent.spec.model, agent.model)
+        for name, (spec, model) in agents.items():
+            window = await resolve_window(spec.model, model)
             plan = ContextPlan.for_window(
                 window.tokens,
-                budget_percent=agent.spec.token_budget_percent,
-                max_tokens=agent.spec.model.max_tokens,
+                budget_percent=spec.token_budget_percent,
+                max_tokens=spec.model.max_tokens,
             )
             note = f" — {window.note}" if window.note else ""
             lines.append(
