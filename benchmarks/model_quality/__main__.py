@@ -14,6 +14,7 @@ import asyncio
 import datetime
 import json
 import logging
+import os
 import sys
 import tempfile
 import time
@@ -50,6 +51,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.timeout is not None:
         runner.REQUEST_TIMEOUT_S = args.timeout
     started = time.perf_counter()
+    load_before = os.getloadavg()[0]
     # One event loop for all runs: langchain_openai caches its async HTTP client per
     # process, and a client opened on a closed loop fails ("Event loop is closed").
     results = asyncio.run(_run_all(args.modes, args.loops, tasks, pin))
@@ -60,6 +62,8 @@ def main(argv: list[str] | None = None) -> int:
         seconds=time.perf_counter() - started,
         server=f"llama-server, {model} Q4_K_M, --ctx-size {CTX_SIZE}, "
         "temperature 0, one run per task",
+        load=f"1-minute load average {load_before:.1f} at the start, "
+        f"{os.getloadavg()[0]:.1f} at the end, on {os.cpu_count()} cores",
     )
     text = markdown_report(info, results)
     print(text)
@@ -143,9 +147,17 @@ def _progress(result: TaskResult) -> None:
         f"{result.mode:<6} {result.variant:<12} {result.task:<11} {mark} "
         f"read={int(result.file_read)} calls={result.calls} repaired={result.repaired_calls} "
         f"caught={result.repeats_caught} rerun={result.repeats_executed} steps={result.steps} "
-        f"{result.seconds:.1f}s  {(result.error or result.answer)[:70]!r}"
+        f"{result.seconds:.1f}s cache2+={_cache_mark(result)}  "
+        f"{(result.error or result.answer)[:70]!r}"
     )
     print(line, file=sys.stderr, flush=True)
+
+
+def _cache_mark(result: TaskResult) -> str:
+    cached, evaluated = result.later_prompt_cached, result.later_prompt_evaluated
+    if cached is None or evaluated is None:
+        return "-"
+    return f"{cached}/{cached + evaluated}"
 
 
 if __name__ == "__main__":

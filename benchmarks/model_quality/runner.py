@@ -20,6 +20,7 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from benchmarks.local_server import local_chat_model
 from benchmarks.model_quality.tasks import QualityTask
 from leanloop.agent import LLMAgent
+from leanloop.cache_usage import prompt_usage
 from leanloop.localmodel import MODEL_ALIAS
 from leanloop.loop.guard import CallGuard
 from leanloop.spec import load_specs_from_dict
@@ -31,6 +32,7 @@ __all__ = [
     "Variant",
     "calls_run_twice",
     "help_switched_off",
+    "later_prompt_split",
     "run_task",
 ]
 
@@ -45,6 +47,16 @@ SYSTEM_PROMPT = (
 MAX_ROUNDS = 4
 REPLY_TOKENS = 256
 REQUEST_TIMEOUT_S = 120.0
+_REQUEST_KEYS = (
+    "step",
+    "kind",
+    "messages",
+    "tools",
+    "reported_input_tokens",
+    "prompt_evaluated",
+    "prompt_cached",
+    "output_tokens",
+)
 
 
 @dataclass
@@ -70,6 +82,16 @@ class TaskResult:
     input_tokens: int = 0
     output_tokens: int = 0
     seconds: float = 0.0
+    later_requests: int = 0
+    """Requests after the run's first (the first one's prefix was never sent by this run)."""
+    later_prompt_evaluated: int | None = None
+    """Prompt tokens the server computed on requests 2+ (llama.cpp ``timings.prompt_n``),
+    over those whose reply said how its prompt was split; ``None`` when none said."""
+    later_prompt_cached: int | None = None
+    """Prompt tokens the server's prompt cache served on requests 2+ (same requests)."""
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    """Per main-model request: step, kind, messages, tools offered, prompt tokens reported,
+    evaluated and cached (from leanloop's run report; empty for ``create_agent``)."""
     stop_reason: str = ""
     answer: str = ""
     error: str = ""
@@ -171,6 +193,11 @@ async def _run_leanloop(
     result.steps = report["steps"]
     result.input_tokens = sum(r["input_tokens"] or 0 for r in report["requests"])
     result.output_tokens = sum(r["output_tokens"] or 0 for r in report["requests"])
+    result.requests = [{key: r.get(key) for key in _REQUEST_KEYS} for r in report["requests"]]
+    result.later_requests = max(len(report["requests"]) - 1, 0)
+    split = later_prompt_split(report["requests"])
+    if split is not None:
+        result.later_prompt_cached, result.later_prompt_evaluated = split
     result.repeats_executed = len(calls_run_twice(report["tool_calls"]))
     for call in report["tool_calls"]:
         result.repeats_caught += bool(call["repeated"])
@@ -216,6 +243,24 @@ async def _run_create_agent(
     _read_messages(task, result, messages)
 
 
+def later_prompt_split(requests: Sequence[Mapping[str, Any]]) -> tuple[int, int] | None:
+    """``(cached, evaluated)`` prompt tokens of the requests after the first of one run.
+
+    Skips the run's first request (its prefix comes from whatever the server's slot held
+    before, not from this run) and counts the requests whose reply said both figures, as
+    :func:`leanloop.report.cached_share` does; ``None`` when none of them said.
+    """
+    cached = evaluated = 0
+    known = False
+    for row in requests[1:]:
+        hit, computed = row.get("prompt_cached"), row.get("prompt_evaluated")
+        if isinstance(hit, int) and isinstance(computed, int) and _is_count(hit):
+            cached += hit
+            evaluated += computed
+            known = True
+    return (cached, evaluated) if known else None
+
+
 def calls_run_twice(tool_calls: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     """The calls of a run report that ran although an identical call had run before."""
     seen: set[str] = set()
@@ -251,6 +296,17 @@ def _read_messages(task: QualityTask, result: TaskResult, messages: Sequence[Bas
                 result.file_read = True
     result.steps = len(replies)
     result.answer = replies[-1].text if replies else ""
+    result.later_requests = max(len(replies) - 1, 0)
+    usages = [prompt_usage(reply) for reply in replies]
+    split = later_prompt_split(
+        [{"prompt_cached": u.cached, "prompt_evaluated": u.evaluated} if u else {} for u in usages]
+    )
+    if split is not None:
+        result.later_prompt_cached, result.later_prompt_evaluated = split
+
+
+def _is_count(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _reads(name: str, args: Mapping[str, Any], path: str) -> bool:
