@@ -145,6 +145,9 @@ class _Run:
     repeat_rounds: set[int] = field(default_factory=set)
     """Ids of the replies and results of rounds made only of repeated calls: the
     final-answer request leaves them out, since a model's own repeats prime more repeats."""
+    resumed_reads: list[BaseMessage] = field(default_factory=list)
+    """The results of steps an earlier process of this turn completed that carry data
+    (marked :data:`_READ`): the report of this process has no records of them."""
     model: Any = None
     """The chat model as this run sends requests (for Ollama, asking for the run's window)."""
     bindings: dict[tuple[int, str | None], tuple[Sequence[Any], Any]] = field(default_factory=dict)
@@ -228,7 +231,7 @@ class AgentLoop:
             if run.synthesis:
                 return await self._final_answer(run, "budget_exhausted")
             if run.guard.exhausted:
-                return await self._final_answer(run, "repeated_calls")
+                return await self._after_repeats(run)
         return await self._final_answer(run, "max_rounds")
 
     async def _start(
@@ -601,20 +604,63 @@ class AgentLoop:
         run.step = run.report.steps = step
         await _emit_step(run, step)
 
-    async def _final_answer(self, run: _Run, reason: StopReason) -> AIMessage:
-        prompt = run.profile.with_question(run.profile.final_answer, run.question)
-        run.history.append(HumanMessage(content=prompt))
+    async def _after_repeats(self, run: _Run) -> AIMessage:
+        """The guard stopped the model: ask once for the answer from what was read.
+
+        With a profile that asks for it (``answer_after_repeats``, the small one) and a
+        result of this run still whole in view (it ran, it did not fail, nothing trimmed
+        it), one request without tools asks for the answer from those results; its plain
+        text is the model's answer (``answer``). Without a read, or when that reply holds
+        no text (another call), the run ends by ``repeated_calls`` and says so.
+        """
+        prompt = run.profile.answer_after_repeats
+        if not prompt or not _reads_in_view(run):
+            return await self._final_answer(run, "repeated_calls")
+        return await self._final_answer(
+            run, "answer", prompt=prompt, unanswered="repeated_calls", note=_ANSWER_AFTER_REPEATS
+        )
+
+    async def _final_answer(
+        self,
+        run: _Run,
+        reason: StopReason,
+        *,
+        prompt: str | None = None,
+        unanswered: StopReason | None = None,
+        note: str = "",
+    ) -> AIMessage:
+        """One request without tools, and the run's end.
+
+        ``prompt`` replaces the profile's final-answer prompt; ``unanswered`` is the stop
+        reason when the reply holds no text or the request cannot be sent (else
+        ``reason``); ``note`` opens the report's event line for the request, which says
+        how it went.
+        """
+        otherwise = unanswered or reason
+        text = run.profile.with_question(prompt or run.profile.final_answer, run.question)
+        run.history.append(HumanMessage(content=text))
         prepared = await self._prepare(run, tools=False)
+        trimmed = ""
+        if unanswered is not None and not _reads_in_view(run, prepared.messages):
+            # The trimming of this very view took the last read out of it: the reply
+            # cannot be an answer from what was read.
+            reason, trimmed = unanswered, " (but this request's view trimmed every read)"
         if not prepared.fits_window:
-            return await self._finish(run, self._out_of_context(run, prepared), reason)
+            _note_end(run, note, "the request does not fit the window", otherwise)
+            return await self._finish(run, self._out_of_context(run, prepared), otherwise)
         try:
             reply = await self._send(run, prepared, kind="final")
         except _StillTooLarge:
-            return await self._finish(run, self._out_of_context(run, prepared), reason)
+            _note_end(run, note, "refused for its size", otherwise)
+            return await self._finish(run, self._out_of_context(run, prepared), otherwise)
         # A call written on the final request is never run; only its text counts.
         text = answer_text(reply, run.protocol.parameters)
         if not text:
             text = prompts.NO_ANSWER_TEXT.format(tools=_tools_that_ran(run))
+            reason = otherwise
+            _note_end(run, note, "no answer (the reply held no text, only a call)", reason)
+        else:
+            _note_end(run, note, f"answered{trimmed}", reason)
         answer = AIMessage(content=text, usage_metadata=reply.usage_metadata, id=reply.id)
         return await self._finish(run, answer, reason)
 
@@ -676,6 +722,44 @@ class AgentLoop:
 _ANSWER_TURN = "leanloop_answer_turn"
 """Marks the text-mode result turn that carries the profile's answer-turn line."""
 
+_ANSWER_AFTER_REPEATS = (
+    "the model repeated calls whose results it already had; asked once, without tools, "
+    "for the answer from what was read"
+)
+"""The report's event line for the small profile's answer after repeats (ADR 0011)."""
+
+_READ = "leanloop_read"
+"""Marks a result message that carries data a tool returned (not a failure, not a
+repeat's reminder): what :func:`_reads_in_view` counts in resumed steps."""
+
+_READ_FATES = frozenset({"kept", "cut", "pruned"})
+"""What became of a result the model can still read (all of it, or what the cap or the
+pruning pass left of it): the fates of :attr:`leanloop.report.ToolCallRecord.fate`."""
+
+
+def _reads_in_view(run: _Run, view: Sequence[BaseMessage] | None = None) -> bool:
+    """Whether this turn read data that the request ``view`` still carries whole.
+
+    A result counts when its tool ran and did not fail (a repeat's reminder is not data)
+    and no request view has trimmed it since; prefetched reads count like any other.
+    The report's records say so for the calls of this process. The steps an earlier
+    process of a resumed turn completed have no records here: their results carry
+    :data:`_READ` instead, and count when ``view`` holds them as they are (a trimmed
+    copy is another message); without a view they are taken to be there.
+    """
+    if any(call.fate in _READ_FATES for call in run.report.tool_calls):
+        return True
+    if view is None:
+        return bool(run.resumed_reads)
+    resumed = {id(m) for m in run.resumed_reads}
+    return any(id(m) in resumed for m in view)
+
+
+def _note_end(run: _Run, note: str, outcome: str, reason: StopReason) -> None:
+    """Add the report's event line for a final request opened by ``note``."""
+    if note:
+        run.report.events.append(f"step {run.step}: {note}: {outcome}; stop: {reason}")
+
 
 def _result_messages(
     run: _Run, calls: Sequence[ToolCall], results: Sequence[CallResult], *, step: int
@@ -688,6 +772,15 @@ def _result_messages(
     messages = run.protocol.results(calls, [r.text for r in results], [r.ok for r in results])
     # Pruned results are known by this mark, never by their text (tool output may forge it).
     messages = mark_results(messages, results)
+    # Which messages carry data, for a later process of this turn (a resume).
+    read = [r.ok and not r.repeated for r in results]
+    flags = read if len(messages) == len(read) else [any(read)] * len(messages)
+    messages = [
+        m.model_copy(update={"additional_kwargs": {**m.additional_kwargs, _READ: True}})
+        if flag
+        else m
+        for m, flag in zip(messages, flags, strict=True)
+    ]
     records = [c for c in run.report.tool_calls if c.step == step]
     for index, message in enumerate(messages):
         message.id = f"leanloop-result-{step}-{index}"
@@ -710,6 +803,7 @@ def _resume(run: _Run, steps: Sequence[tuple[int, Sequence[BaseMessage]]]) -> No
         return
     for _, messages in steps:
         run.history.extend(messages)
+        run.resumed_reads.extend(m for m in messages if m.additional_kwargs.get(_READ))
     last = max(step for step, _ in steps)
     run.step = run.report.steps = last
     if run.report.session is not None:

@@ -5,7 +5,8 @@ remembers each call of a run by its name, its arguments and a fingerprint of wha
 reads (a file's size and modification time, so a deliberate re-read after a change still
 runs). A repeat gets a one-line reminder instead of a second copy of the result; after
 ``max_repeated_calls`` repeats in a row the loop stops offering tools and asks for the
-final answer.
+final answer (the small profile: once, for the answer from what was read, which then
+ends the run as the model's answer; see ``AgentLoop._after_repeats``).
 
 The guard never hides data. A call is a repeat only when its meta-arguments match too
 (``output_prune: false`` after a pruned result asks for something new: the whole

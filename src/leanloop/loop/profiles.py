@@ -43,6 +43,12 @@ class PromptProfile:
     """Text mode: added after each round's tool results (``{question}`` as above), and on
     the request that follows results the tool list is left out of the system prompt, as
     the embedded model's chat template does in native mode; "" for neither."""
+    answer_after_repeats: str = ""
+    """When the identical-call guard stops the model (``max_repeated_calls`` rounds of
+    repeats) while a result of the run is still whole in view: the prompt of one request
+    without tools that asks for the answer from what was read (``{question}`` as above).
+    Its plain-text reply ends the run as ``answer``; "" ends it by ``repeated_calls``
+    (ADR 0011, amendment: the first agent)."""
 
     def with_question(self, text: str, question: str) -> str:
         """``text`` with ``{question}`` replaced by the user's request."""
@@ -81,6 +87,15 @@ SMALL: Final = PromptProfile(
     # Measured in text mode with Qwen2.5-Coder-0.5B: with the tool list in view after a
     # result, the model calls tool after tool instead of answering (ADR 0011).
     answer_turn="Answer my question in plain text using these results: {question}",
+    # Measured with Qwen2.5-Coder-0.5B on the README's first agent: the model asks again
+    # for the file the loop read before its first step (6 of 10 one-file questions) and
+    # goes on asking after the reminder; asked this without tools, it answered in text
+    # 10 times of 10 (ADR 0011, amendment: the first agent).
+    answer_after_repeats=(
+        "Stop calling tools: you already have their results above. Using only those "
+        "results, answer in one or two sentences: {question}\nIf they do not hold the "
+        "answer, say so."
+    ),
 )
 
 # Model names that mark a small model: explicit sizes up to ~4B, known small families,

@@ -5,7 +5,10 @@ small models write for a file at the root) gets the closest existing paths in th
 error, plus the workspace paths named in the user's request (``path_hints``). With
 ``repair`` on, when exactly one of those named paths exists, it is used instead, and
 the result says so (``[no file "app.yml"; read "config/app.yaml" (named in the
-request) instead]``).
+request) instead]``). When the request names no path that exists and the workspace holds
+exactly one file, a missing file for ``read_file`` can only mean that file: it is read
+instead (``[no file "Ada Lovelace.txt"; read "bio.txt" (the only file in the workspace)
+instead]``).
 """
 
 from __future__ import annotations
@@ -16,7 +19,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from leanloop.tools._notes import add_note
-from leanloop.tools._paths import PathRefused, close_paths, display_path, resolve_inside
+from leanloop.tools._paths import (
+    PathRefused,
+    close_paths,
+    display_path,
+    resolve_inside,
+    walk_files,
+)
 
 __all__ = ["PathHelp", "PathHints", "missing_path"]
 
@@ -34,20 +43,34 @@ class PathHelp:
     hints: PathHints | None = None
     """The paths named in the request; listed in the error, candidates for a repair."""
     repair: bool = False
-    """Use the one existing hinted path instead of a missing one."""
+    """Use the one existing hinted path instead of a missing one (or, for a file when the
+    request names nothing that exists, the workspace's only file)."""
 
     def existing_hints(self, base: Path, *, want: str) -> list[str]:
         """The hinted paths that exist (files only for ``want="file"``), as shown paths."""
+        return self._existing(base, want=want) or []
+
+    def names_nothing(self, base: Path) -> bool:
+        """Whether the request is known to name no file or folder that exists.
+
+        ``False`` when it is not known: no hints (the tools run outside an agent's run)
+        or hints that failed.
+        """
+        return self._existing(base, want="any", quiet=True) == []
+
+    def _existing(self, base: Path, *, want: str, quiet: bool = False) -> list[str] | None:
+        """The hinted paths that exist, or ``None`` without hints or when they fail."""
         if self.hints is None:
-            return []
+            return None
         try:
             hints = list(self.hints())
         except Exception:  # the caller's hook must not break a tool call
-            _log.warning(
-                "path_hints failed; going on without them",
-                exc_info=_log.isEnabledFor(logging.DEBUG),
-            )
-            return []
+            if not quiet:  # said once per miss, by existing_hints
+                _log.warning(
+                    "path_hints failed; going on without them",
+                    exc_info=_log.isEnabledFor(logging.DEBUG),
+                )
+            return None
         found: list[str] = []
         for hint in hints:
             try:
@@ -73,8 +96,9 @@ def missing_path(
         path_help: The hints and the repair switch.
 
     Returns:
-        The hinted path to use instead, and the note saying so for the result (it is
-        also recorded with ``add_note`` for the registry's outcome).
+        The path to use instead (the one the request names, or the workspace's only
+        file), and the note saying so for the result (it is also recorded with
+        ``add_note`` for the registry's outcome).
 
     Raises:
         PathRefused: ``no such file: app.yml (did you mean: config/app.yaml?; named in
@@ -86,6 +110,15 @@ def missing_path(
         note = f'no {kind} "{path}"; {verb} "{hinted[0]}" (named in the request) instead'
         add_note(note)
         return resolve_inside(base, hinted[0]), note
+    # A request that names a folder (or anything that exists) keeps its error: the model
+    # may have meant something there. Otherwise one file is all the model can mean.
+    unnamed = path_help.repair and want == "file" and path_help.names_nothing(base)
+    only = _only_file(base) if unnamed else None
+    if only is not None:
+        shown = display_path(base, only)
+        note = f'no file "{path}"; {verb} "{shown}" (the only file in the workspace) instead'
+        add_note(note)
+        return resolve_inside(base, shown), note
     if Path(path).is_absolute():
         msg = f'path "{path}" is outside the workspace; use a path relative to its root'
     else:
@@ -97,3 +130,13 @@ def missing_path(
     if parts:
         msg += f" ({'; '.join(parts)})"
     raise PathRefused(msg)
+
+
+def _only_file(base: Path) -> Path | None:
+    """The workspace's one file, or ``None`` when it holds none or more than one."""
+    found: Path | None = None
+    for index, path in enumerate(walk_files(base, base)):
+        if index:
+            return None
+        found = path
+    return found
