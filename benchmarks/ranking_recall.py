@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import json
 import random
 import re
 import time
@@ -41,6 +40,7 @@ from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
+from benchmarks.sample_logs import deadlock_log, json_event_log
 from leanloop.pruning.extract import SAMPLE_CHARS, PruneSettings
 from leanloop.pruning.prompt import estimate_chars_per_token, numbered_entries, sample_text
 from leanloop.pruning.rank import focus_of, line_scores, plan_windows
@@ -90,29 +90,8 @@ class _Builder:
 
 
 def _app_log() -> Output:
-    """robot/resources/PruningRealLibrary.py's ``write_deadlock_log``: 400 INFO lines, 3 ERRORs."""
-    rnd = random.Random(7)
-    modules = ("scheduler", "worker", "db.pool", "http", "cache", "queue")
-    lines = []
-    for i in range(400):
-        module = rnd.choice(modules)
-        lines.append(
-            f"2026-11-30 02:{i // 12 % 60:02d}:{i * 5 % 60:02d},{rnd.randint(0, 999):03d} "
-            f"INFO  [worker-{rnd.randint(1, 8)}] {module}: processed job {10000 + i} "
-            f"batch={rnd.randint(100, 999)} rows={rnd.randint(1, 5000)} "
-            f"took {rnd.randint(5, 900)}ms status=ok queue=nightly"
-        )
-    errors = [
-        "2026-11-30 02:08:20,412 ERROR [worker-3] db.pool: deadlock detected on table "
-        "jobs (tx 88121 waits for tx 88117); transaction rolled back",
-        "2026-11-30 02:16:40,090 ERROR [worker-1] db.pool: deadlock detected on table "
-        "batches (tx 90211 waits for tx 90207); transaction rolled back",
-        "2026-11-30 02:25:00,733 ERROR [worker-5] db.pool: deadlock detected on table "
-        "jobs (tx 91500 waits for tx 91498); nightly job aborted",
-    ]
-    at = [k * 400 // 4 for k in (1, 2, 3)]
-    for index, line in zip(at, errors, strict=True):
-        lines[index] = line
+    """The real-model pruning check's log (:func:`benchmarks.sample_logs.deadlock_log`)."""
+    lines, at = deadlock_log()
     every = frozenset(at)
     return Output(
         "app log (deadlock)",
@@ -126,33 +105,8 @@ def _app_log() -> Output:
 
 
 def _json_log() -> Output:
-    """robot/resources/PruningRealLibrary.py's ``write_json_log``: 640 events, 3 errors."""
-    rnd = random.Random(11)
-    services = ("billing", "search", "gateway", "auth", "mailer", "indexer")
-    lines = []
-    for i in range(640):
-        stamp = f"2026-12-01T04:{i // 60 % 60:02d}:{i % 60:02d}.{rnd.randint(0, 999):03d}Z"
-        event = {
-            "ts": stamp,
-            "level": "info",
-            "svc": rnd.choice(services),
-            "route": f"/api/v2/items/{rnd.randint(1000, 9999)}",
-            "ms": rnd.randint(3, 400),
-        }
-        lines.append(json.dumps(event))
-    errors = [
-        '{"ts": "2026-12-01T04:01:22.118Z", "level": "error", "service": "gateway", '
-        '"msg": "TLS handshake failed: certificate expired", "peer": "10.0.4.17", '
-        '"cert": "CN=api.internal, expired 2026-11-30"}',
-        '{"ts": "2026-12-01T04:05:46.902Z", "level": "error", "service": "gateway", '
-        '"msg": "TLS handshake failed: certificate expired", "peer": "10.0.4.22", '
-        '"cert": "CN=api.internal, expired 2026-11-30"}',
-        '{"ts": "2026-12-01T04:10:10.377Z", "level": "error", "service": "auth", '
-        '"msg": "upstream gateway unreachable after certificate errors", "retries": 5}',
-    ]
-    at = [82, 346, 610]
-    for index, line in zip(at, errors, strict=True):
-        lines[index] = line
+    """The real-model check's JSON events (:func:`benchmarks.sample_logs.json_event_log`)."""
+    lines, at = json_event_log()
     every = frozenset(at)
     return Output(
         "JSON-lines log (certificate)",

@@ -5,9 +5,9 @@ Documentation       The run report's HTML page in a real browser: Debian's Chrom
 ...                 4,096-token window, whose calls end kept, failed, pruned, trimmed, cut and
 ...                 as a repeat. The page must render (title, plot, table, conversation) with
 ...                 no console error, no page error, no dialog (a tool argument holds a
-...                 ``<script>``) and no request outside ``file://``. The suite setup installs
-...                 Chromium with apt-get when it is missing, and fails, never skips, when it
-...                 cannot.
+...                 ``<script>``) and no request outside ``file://``. Chromium comes from
+...                 ``.ci/install-services`` (``./dev test --full`` runs it); without it the
+...                 suite fails and says what to run, never skips.
 Library             OperatingSystem
 Library             Collections
 Library             resources/BrowserLibrary.py

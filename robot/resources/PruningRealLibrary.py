@@ -11,9 +11,7 @@ source).
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
-import random
 import sys
 import time
 from pathlib import Path
@@ -23,9 +21,11 @@ from uuid import UUID
 from langchain_core.outputs import LLMResult
 
 sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).parents[2]))  # the checkout: benchmarks.sample_logs
 
 import yaml
 from agents_file import WORKSPACE_TOOLS
+from benchmarks.sample_logs import deadlock_log, json_event_log
 from PruningLibrary import RequestRecorder
 
 from leanloop import events
@@ -39,7 +39,12 @@ __all__ = ["PruningRealLibrary"]
 # One loop for every keyword: langchain_openai caches its async HTTP client per base URL
 # for the whole process, and a client opened on one loop fails on the next.
 _LOOP = asyncio.new_event_loop()
-_MODULES = ("scheduler", "worker", "db.pool", "http", "cache", "queue")
+
+
+def _write(path: Path, lines: list[str], relevant: list[int]) -> list[str]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return [lines[i] for i in relevant]
 
 
 class _Recorder(RequestRecorder):
@@ -70,74 +75,14 @@ class PruningRealLibrary:
     ROBOT_LIBRARY_SCOPE = "SUITE"
 
     def write_deadlock_log(self, folder: str, lines: int = 400) -> list[str]:
-        """Write ``<folder>/workspace/app.log``: ``lines`` INFO lines (about 50 KB for 400)
-        and three ``ERROR ... deadlock`` lines at a quarter, half and three quarters.
-
-        Returns the three ERROR lines.
-        """
-        count = int(lines)
-        rnd = random.Random(7)
-        text: list[str] = []
-        for i in range(count):
-            module = rnd.choice(_MODULES)
-            text.append(
-                f"2026-11-30 02:{i // 12 % 60:02d}:{i * 5 % 60:02d},{rnd.randint(0, 999):03d} "
-                f"INFO  [worker-{rnd.randint(1, 8)}] {module}: processed job {10000 + i} "
-                f"batch={rnd.randint(100, 999)} rows={rnd.randint(1, 5000)} "
-                f"took {rnd.randint(5, 900)}ms status=ok queue=nightly"
-            )
-        errors = [
-            "2026-11-30 02:08:20,412 ERROR [worker-3] db.pool: deadlock detected on table "
-            "jobs (tx 88121 waits for tx 88117); transaction rolled back",
-            "2026-11-30 02:16:40,090 ERROR [worker-1] db.pool: deadlock detected on table "
-            "batches (tx 90211 waits for tx 90207); transaction rolled back",
-            "2026-11-30 02:25:00,733 ERROR [worker-5] db.pool: deadlock detected on table "
-            "jobs (tx 91500 waits for tx 91498); nightly job aborted",
-        ]
-        for k, line in enumerate(errors, start=1):
-            text[k * count // 4] = line
-        path = Path(folder) / "workspace" / "app.log"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text("\n".join(text) + "\n", encoding="utf-8")
-        return errors
+        """Write ``<folder>/workspace/app.log`` (:func:`benchmarks.sample_logs.deadlock_log`);
+        returns its three ERROR lines."""
+        return _write(Path(folder) / "workspace" / "app.log", *deadlock_log(int(lines)))
 
     def write_json_log(self, folder: str, lines: int = 640) -> list[str]:
-        """Write ``<folder>/workspace/events.jsonl``: ``lines`` JSON events (about 71 KB for
-        640) and three ``"level": "error"`` events about a certificate, at lines 83, 347
-        and 611 (the first fifth, the middle and the end of the file).
-
-        Returns the three error lines.
-        """
-        count = int(lines)
-        rnd = random.Random(11)
-        services = ("billing", "search", "gateway", "auth", "mailer", "indexer")
-        text = []
-        for i in range(count):
-            stamp = f"2026-12-01T04:{i // 60 % 60:02d}:{i % 60:02d}.{rnd.randint(0, 999):03d}Z"
-            event = {
-                "ts": stamp,
-                "level": "info",
-                "svc": rnd.choice(services),
-                "route": f"/api/v2/items/{rnd.randint(1000, 9999)}",
-                "ms": rnd.randint(3, 400),
-            }
-            text.append(json.dumps(event))
-        errors = [
-            '{"ts": "2026-12-01T04:01:22.118Z", "level": "error", "service": "gateway", '
-            '"msg": "TLS handshake failed: certificate expired", "peer": "10.0.4.17", '
-            '"cert": "CN=api.internal, expired 2026-11-30"}',
-            '{"ts": "2026-12-01T04:05:46.902Z", "level": "error", "service": "gateway", '
-            '"msg": "TLS handshake failed: certificate expired", "peer": "10.0.4.22", '
-            '"cert": "CN=api.internal, expired 2026-11-30"}',
-            '{"ts": "2026-12-01T04:10:10.377Z", "level": "error", "service": "auth", '
-            '"msg": "upstream gateway unreachable after certificate errors", "retries": 5}',
-        ]
-        for number, line in zip((83, 347, 611), errors, strict=True):
-            text[number - 1] = line
-        path = Path(folder) / "workspace" / "events.jsonl"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text("\n".join(text) + "\n", encoding="utf-8")
-        return errors
+        """Write ``<folder>/workspace/events.jsonl``
+        (:func:`benchmarks.sample_logs.json_event_log`); returns its three error events."""
+        return _write(Path(folder) / "workspace" / "events.jsonl", *json_event_log(int(lines)))
 
     def read_file_output(self, folder: str, limit: int = 400, path: str = "app.log") -> str:
         """What ``read_file(path=..., limit=...)`` returns (the first page a model gets)."""

@@ -60,7 +60,7 @@ from leanloop.pruning.prompt import (
     estimate_chars_per_token,
     numbered_entries,
     overhead_text,
-    plan_chunks,
+    pack_entries,
     sample_text,
     split_chunk,
     split_raw_lines,
@@ -629,11 +629,11 @@ class Pruner:
         )
         if settings.max_chunk_tokens is not None:
             budget = max(min(budget, int(settings.max_chunk_tokens * ratio)), 1)
-        whole = plan_chunks(lines, budget)
+        entries = numbered_entries(lines, budget)
+        whole = pack_entries(entries, budget)
         if len(whole) == 1:
             logger.debug("pruning %s: %.2f characters a token (%s)", tool_name, ratio, source)
             return _Plan(whole, ratio, source)
-        entries = numbered_entries(lines, budget)
         texts = [text.split("| ", 1)[-1] for _, text in entries]
         look_for = focus_of(focus if focus is not None else task_context)
         scores = line_scores(texts, look_for)

@@ -29,6 +29,7 @@ __all__ = [
     "numbered_entries",
     "overhead_chars",
     "overhead_text",
+    "pack_entries",
     "plan_chunks",
     "sample_text",
     "split_chunk",
@@ -239,10 +240,15 @@ def plan_chunks(lines: list[str], budget: int) -> list[Chunk]:
     A line too long for any chunk is cut into pieces that each carry its number, so a
     piece the model keeps can still be checked against that line.
     """
+    return pack_entries(numbered_entries(lines, budget), budget)
+
+
+def pack_entries(entries: list[tuple[int, str]], budget: int) -> list[Chunk]:
+    """:func:`numbered_entries` packed, in order, into chunks of ``budget`` characters."""
     chunks: list[Chunk] = []
     pending: list[str] = []
     size, first, last = 0, 1, 1
-    for number, numbered in numbered_entries(lines, budget):
+    for number, numbered in entries:
         if pending and size + len(numbered) + 1 > budget:
             chunks.append(Chunk("\n".join(pending), first, last))
             pending, size, first = [], 0, number
