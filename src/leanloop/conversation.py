@@ -14,8 +14,12 @@ is one turn of a conversation kept in a session store (:mod:`leanloop.sessions`)
   delimited block of data in the system message (:func:`~leanloop.tools.session.notes_block`),
   and listed in the report (``notes``); notes are stored with the step that wrote them,
   in the order the model made the calls;
-* turns of one thread run one at a time (in this process a second waits; another live
-  process holding the thread is a :class:`~leanloop.exceptions.SessionBusy`).
+* turns of one thread run one at a time (in this process a second waits, whichever event
+  loop it runs on; another live process holding the thread is a
+  :class:`~leanloop.exceptions.SessionBusy`);
+* a thread belongs to the agent that first wrote it, its name and agents file (ADR 0024):
+  another agent's turn or resume is a :class:`~leanloop.exceptions.SessionAgentMismatch`,
+  refused before anything of the thread is read into the run.
 """
 
 from __future__ import annotations
@@ -34,7 +38,15 @@ from langchain_core.tools import BaseTool
 
 from leanloop.exceptions import RunFailed, SessionError
 from leanloop.loop import AgentLoop, TextSink, TurnContext
-from leanloop.sessions import SessionStore, Turn, check_thread_id, open_store, thread_lock
+from leanloop.sessions import (
+    AgentIdentity,
+    SessionStore,
+    Turn,
+    check_agent,
+    check_thread_id,
+    open_store,
+    thread_lock,
+)
 from leanloop.spec.types import AgentSpec
 from leanloop.tools.session import NOTES_MAX_CHARS, note_tool, notes_block, recall_tool
 
@@ -89,24 +101,31 @@ async def run_turn(
     Raises:
         SessionError: The input has more than the new question, there is nothing to
             resume, or the store cannot be used.
+        SessionAgentMismatch: The session belongs to another agent.
         SessionBusy: Another live process is running a turn of this session.
         UnfinishedTurn: The last turn did not finish and ``resume`` was not asked for.
     """
     system = messages[0] if messages and isinstance(messages[0], SystemMessage) else None
     new = list(messages[1:] if system is not None else messages)
+    # An agent built in Python has no file: its name alone is its identity (ADR 0024).
+    agent = AgentIdentity.of(spec.name, spec.source)
     store = open_store(store_url(spec))
     try:
         async with thread_lock(store.url, thread_id):
             session = await store.load(thread_id)
+            # Before anything else looks at the thread: a refusal must not quote another
+            # agent's question (the resume check below does). The store checks again, in
+            # the transaction that claims the turn.
+            check_agent(thread_id, session.agent, agent)
             if resume:
                 unfinished = session.unfinished()
                 if unfinished is not None:  # checked before the turn is claimed
                     _check_resume_input(new, unfinished)
-                turn = await store.reopen_turn(thread_id)
+                turn = await store.reopen_turn(thread_id, agent=agent)
                 number, question, stored = turn.number, turn.question, turn.steps
             else:
                 question = _new_question(new)
-                number = await store.begin_turn(thread_id, question)
+                number = await store.begin_turn(thread_id, question, agent=agent)
                 stored = []
             # From here the turn is this process's: however the run ends, it is finished.
             claimed = _Claimed(store, thread_id, number, list(session.notes))

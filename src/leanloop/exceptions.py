@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage
 
     from leanloop.report import RunReport
+    from leanloop.sessions.identity import AgentIdentity
 
 __all__ = [
     "ContextOverflowError",
@@ -33,6 +34,7 @@ __all__ = [
     "LocalModelError",
     "ModelError",
     "RunFailed",
+    "SessionAgentMismatch",
     "SessionBusy",
     "SessionError",
     "SpecError",
@@ -146,6 +148,26 @@ class SessionError(LeanloopError):
 
 class SessionBusy(SessionError):
     """Another live process is running a turn of the same session."""
+
+
+class SessionAgentMismatch(SessionError):
+    """The session belongs to another agent: it cannot be continued or resumed by this one.
+
+    A stored thread records the agent that first wrote it (ADR 0024).
+
+    Attributes:
+        thread_id: The session.
+        owner: The agent the session belongs to.
+        asking: The agent that asked for a turn, or to resume one.
+    """
+
+    def __init__(
+        self, message: str, *, thread_id: str, owner: AgentIdentity, asking: AgentIdentity
+    ) -> None:
+        super().__init__(message)
+        self.thread_id = thread_id
+        self.owner = owner
+        self.asking = asking
 
 
 class UnfinishedTurn(SessionError):

@@ -8,6 +8,7 @@ from typing import Literal, Protocol, runtime_checkable
 
 from langchain_core.messages import AIMessage, BaseMessage
 
+from leanloop.sessions.identity import AgentIdentity
 from leanloop.sessions.owner import Owner
 
 __all__ = ["Session", "SessionStore", "Turn", "TurnStatus"]
@@ -54,11 +55,14 @@ class Session:
         thread_id: The conversation's name (LangGraph's ``configurable.thread_id``).
         turns: Its turns, in order (empty for a thread never used).
         notes: The notes the model kept, in the order they were written.
+        agent: The agent the thread belongs to; ``None`` for a thread never used, or one
+            stored before threads recorded their agent (ADR 0024).
     """
 
     thread_id: str
     turns: list[Turn]
     notes: list[str]
+    agent: AgentIdentity | None = None
 
     def unfinished(self) -> Turn | None:
         """The last turn when it must be resumed: running with a dead owner, or failed."""
@@ -86,24 +90,38 @@ class SessionStore(Protocol):
         """The session stored under ``thread_id`` (no turns, no notes if none is)."""
         ...
 
-    async def begin_turn(self, thread_id: str, question: BaseMessage) -> int:
+    async def begin_turn(
+        self, thread_id: str, question: BaseMessage, *, agent: AgentIdentity | None = None
+    ) -> int:
         """Start a new turn owned by this process and return its number.
 
+        Args:
+            thread_id: The thread.
+            question: The human message that opens the turn.
+            agent: The agent asking; a thread that records no agent yet becomes its own;
+                ``None`` neither checks nor records one.
+
         Raises:
+            SessionAgentMismatch: The thread belongs to another agent.
             SessionBusy: A live process (or one on another host) runs a turn of the thread.
             UnfinishedTurn: The last turn is running and its owner is dead: resume it.
         """
         ...
 
-    async def reopen_turn(self, thread_id: str, *, force: bool = False) -> Turn:
+    async def reopen_turn(
+        self, thread_id: str, *, force: bool = False, agent: AgentIdentity | None = None
+    ) -> Turn:
         """Claim the unfinished last turn (orphaned or failed) to resume it.
 
         Args:
             thread_id: The thread.
             force: Take the turn over even if its owner seems alive (an owner on
                 another host cannot be checked: use it once that host's run is known dead).
+            agent: The agent asking, as for :meth:`begin_turn` (``force`` does not
+                override it).
 
         Raises:
+            SessionAgentMismatch: The thread belongs to another agent.
             SessionError: The thread has no unfinished turn.
             SessionBusy: Its owner lives (and ``force`` is false).
         """

@@ -17,6 +17,7 @@ import psycopg
 
 from leanloop.exceptions import SessionError
 from leanloop.sessions.sql import (
+    AGENT_COLUMNS,
     Row,
     SqlStore,
     Transaction,
@@ -81,12 +82,26 @@ class PostgresStore(SqlStore):
 
     async def _prepare(self) -> None:
         """The tables, once per store; concurrent first uses queue on an advisory lock
-        (two ``CREATE TABLE IF NOT EXISTS`` at once can still collide in PostgreSQL)."""
+        (two ``CREATE TABLE IF NOT EXISTS`` at once can still collide in PostgreSQL).
+
+        A column a store made before it lacks is added. The columns are looked up first:
+        ``ALTER TABLE … ADD COLUMN IF NOT EXISTS`` would lock the whole table, waiting for
+        every transaction that uses it, on every first use of a store.
+        """
         async with await self._connect() as conn, conn.transaction():
             tx = _PostgresTransaction(conn)
             await tx.execute("SELECT pg_advisory_xact_lock(?)", (_SCHEMA_LOCK,))
             for statement in schema_statements(integer="BIGINT", real="DOUBLE PRECISION"):
                 await tx.execute(statement)
+            # `::regclass` finds the table the way the statements do (the search_path).
+            rows = await tx.fetchall(
+                "SELECT attname FROM pg_attribute WHERE attrelid = 'leanloop_threads'::regclass"
+                " AND attnum > 0 AND NOT attisdropped"
+            )
+            have = {str(row[0]) for row in rows}
+            for column, statement in AGENT_COLUMNS.items():
+                if column not in have:
+                    await tx.execute(statement)
             await check_schema_version(tx, self._where)
 
     async def _lock_thread(self, tx: Transaction, thread_id: str) -> None:

@@ -4,7 +4,9 @@ A backend gives transactions (:meth:`SqlStore._transaction`) whose statements us
 placeholders; everything else, what may follow what, is here. Every write transaction
 first takes the thread's row lock (:meth:`SqlStore._lock_thread`), so two processes
 cannot both start a turn of one thread: SQLite's ``BEGIN IMMEDIATE`` already serialises
-all writers of a file, PostgreSQL locks the thread's row ``FOR UPDATE``.
+all writers of a file, PostgreSQL locks the thread's row ``FOR UPDATE``. The same lock makes
+the check of the thread's agent (ADR 0024) and its recording one step: two agents that
+start one new thread at once cannot both own it.
 """
 
 from __future__ import annotations
@@ -19,11 +21,13 @@ from langchain_core.messages import AIMessage, BaseMessage
 
 from leanloop.exceptions import SessionBusy, SessionError, UnfinishedTurn
 from leanloop.sessions.codec import dump_message, dump_messages, load_message, load_messages
+from leanloop.sessions.identity import AgentIdentity, check_agent
 from leanloop.sessions.model import Session, Turn, TurnStatus
 from leanloop.sessions.owner import Owner
 from leanloop.sessions.stores import redact_url
 
 __all__ = [
+    "AGENT_COLUMNS",
     "SCHEMA_VERSION",
     "Row",
     "SqlStore",
@@ -34,7 +38,18 @@ __all__ = [
 ]
 
 SCHEMA_VERSION = 1
-"""The layout this leanloop writes; a store written by a newer one is refused."""
+"""The layout this leanloop writes; a store written by a newer one is refused.
+
+Still 1 with the thread's agent columns (:data:`AGENT_COLUMNS`): a leanloop that predates
+them reads and writes the layout as it did (it names its columns), so they are added where
+missing rather than marking the store as one an older leanloop must refuse (ADR 0024)."""
+
+AGENT_COLUMNS: dict[str, LiteralString] = {
+    "agent": "ALTER TABLE leanloop_threads ADD COLUMN agent TEXT",
+    "agents_file": "ALTER TABLE leanloop_threads ADD COLUMN agents_file TEXT",
+}
+"""The columns of ``leanloop_threads`` that record its agent, and the statement that adds
+each to a store made before them (both ``NULL``: no agent recorded)."""
 
 Row = tuple[Any, ...]
 
@@ -64,7 +79,8 @@ def schema_statements(*, integer: LiteralString, real: LiteralString) -> list[Li
     return [
         "CREATE TABLE IF NOT EXISTS leanloop_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
         "CREATE TABLE IF NOT EXISTS leanloop_threads ("
-        f" thread_id TEXT PRIMARY KEY, created_at {real} NOT NULL)",
+        f" thread_id TEXT PRIMARY KEY, created_at {real} NOT NULL,"
+        " agent TEXT, agents_file TEXT)",
         "CREATE TABLE IF NOT EXISTS leanloop_turns ("
         " thread_id TEXT NOT NULL REFERENCES leanloop_threads (thread_id),"
         f" number {integer} NOT NULL,"
@@ -124,6 +140,13 @@ def _owner(row: Row) -> Owner:
     return Owner(int(row[4]), str(row[5]), row[6], row[7])
 
 
+def _agent(row: Row | None) -> AgentIdentity | None:
+    """The agent in a ``SELECT agent, agents_file`` row of a thread; ``None`` without one."""
+    if row is None or row[0] is None:
+        return None
+    return AgentIdentity(str(row[0]), None if row[1] is None else str(row[1]))
+
+
 class SqlStore(ABC):
     """A :class:`~leanloop.sessions.model.SessionStore` over a SQL backend.
 
@@ -169,11 +192,18 @@ class SqlStore(ABC):
             note_rows = await tx.fetchall(
                 "SELECT text FROM leanloop_notes WHERE thread_id = ? ORDER BY seq", (thread_id,)
             )
+            agent = _agent(await self._thread_agent(tx, thread_id))
         steps: dict[int, list[tuple[int, list[BaseMessage]]]] = {}
         for turn, step, messages in step_rows:
             steps.setdefault(int(turn), []).append((int(step), load_messages(messages)))
         turns = [self._turn(row, steps.get(int(row[0]), [])) for row in turn_rows]
-        return Session(thread_id, turns, [str(row[0]) for row in note_rows])
+        return Session(thread_id, turns, [str(row[0]) for row in note_rows], agent)
+
+    @staticmethod
+    async def _thread_agent(tx: Transaction, thread_id: str) -> Row | None:
+        return await tx.fetchone(
+            "SELECT agent, agents_file FROM leanloop_threads WHERE thread_id = ?", (thread_id,)
+        )
 
     @staticmethod
     def _turn(row: Row, steps: list[tuple[int, list[BaseMessage]]]) -> Turn:
@@ -191,6 +221,24 @@ class SqlStore(ABC):
         )
 
     # -- turns ------------------------------------------------------------------------
+
+    async def _claim_thread(
+        self, tx: Transaction, thread_id: str, agent: AgentIdentity | None
+    ) -> None:
+        """Refuse ``agent`` unless the thread is its own; record it where none is.
+
+        Called under the thread's lock (:meth:`_lock_thread`), in the transaction that
+        starts or reopens the turn: should that fail, the recording is rolled back with it.
+        """
+        if agent is None:
+            return
+        recorded = _agent(await self._thread_agent(tx, thread_id))
+        check_agent(thread_id, recorded, agent)
+        if recorded is None:  # a new thread, or one stored before threads recorded theirs
+            await tx.execute(
+                "UPDATE leanloop_threads SET agent = ?, agents_file = ? WHERE thread_id = ?",
+                (agent.name, agent.file, thread_id),
+            )
 
     async def _last_turn(self, tx: Transaction, thread_id: str) -> Row | None:
         return await tx.fetchone(
@@ -213,12 +261,21 @@ class SqlStore(ABC):
             f"session {thread_id!r} is busy: turn {turn} is running in {owner.describe()}{why}"
         )
 
-    async def begin_turn(self, thread_id: str, question: BaseMessage) -> int:
+    async def begin_turn(
+        self, thread_id: str, question: BaseMessage, *, agent: AgentIdentity | None = None
+    ) -> int:
         """Start a new turn owned by this process and return its number (1-based).
 
         A ``failed`` last turn does not block a new one; a ``running`` one does.
 
+        Args:
+            thread_id: The thread.
+            question: The human message that opens the turn.
+            agent: The agent asking; a thread that records no agent yet becomes its own;
+                ``None`` neither checks nor records one.
+
         Raises:
+            SessionAgentMismatch: The thread belongs to another agent (checked first).
             SessionBusy: A live process (or one on another host) runs a turn of the thread.
             UnfinishedTurn: The last turn is running and its owner is dead: resume it with
                 :meth:`reopen_turn` first.
@@ -227,6 +284,7 @@ class SqlStore(ABC):
         me = Owner.current()
         async with self._transaction(write=True) as tx:
             await self._lock_thread(tx, thread_id)
+            await self._claim_thread(tx, thread_id, agent)
             last = await self._last_turn(tx, thread_id)
             if last is not None and last[3] == "running":
                 owner = _owner(last)
@@ -249,7 +307,9 @@ class SqlStore(ABC):
             )
         return number
 
-    async def reopen_turn(self, thread_id: str, *, force: bool = False) -> Turn:
+    async def reopen_turn(
+        self, thread_id: str, *, force: bool = False, agent: AgentIdentity | None = None
+    ) -> Turn:
         """Claim the unfinished last turn (orphaned or failed) to resume it.
 
         The turn becomes ``running``, owned by this process; its stored steps come back
@@ -259,14 +319,18 @@ class SqlStore(ABC):
             thread_id: The thread.
             force: Take the turn over even if its owner seems alive (an owner on
                 another host cannot be checked: use it once that host's run is known dead).
+            agent: The agent asking, as for :meth:`begin_turn` (``force`` does not
+                override it).
 
         Raises:
+            SessionAgentMismatch: The thread belongs to another agent (checked first).
             SessionError: The thread has no unfinished turn.
             SessionBusy: Its owner lives (and ``force`` is false).
         """
         me = Owner.current()
         async with self._transaction(write=True) as tx:
             await self._lock_thread(tx, thread_id)
+            await self._claim_thread(tx, thread_id, agent)
             last = await self._last_turn(tx, thread_id)
             if last is None or last[3] == "done":
                 msg = f"session {thread_id!r} has no unfinished turn to resume"

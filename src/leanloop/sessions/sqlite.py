@@ -30,6 +30,7 @@ import aiosqlite
 
 from leanloop.exceptions import SessionError
 from leanloop.sessions.sql import (
+    AGENT_COLUMNS,
     SCHEMA_VERSION,
     Row,
     SqlStore,
@@ -74,13 +75,19 @@ def _prepare_file(path: Path) -> None:
 
 
 def _create_schema(db: sqlite3.Connection, where: str) -> None:
-    """WAL mode, the tables and the schema version, in one write transaction."""
+    """WAL mode, the tables (with the columns a store made before them lacks) and the
+    schema version, in one write transaction."""
     # WAL is a property of the file: set once, every connection then uses it.
     db.execute("PRAGMA journal_mode = WAL").fetchone()
     db.execute("BEGIN IMMEDIATE")
     try:
         for statement in schema_statements(integer="INTEGER", real="REAL"):
             db.execute(statement)
+        # SQLite has no ADD COLUMN IF NOT EXISTS: the missing columns are looked up.
+        have = {str(row[1]) for row in db.execute("PRAGMA table_info(leanloop_threads)")}
+        for column, statement in AGENT_COLUMNS.items():
+            if column not in have:
+                db.execute(statement)
         row = db.execute("SELECT value FROM leanloop_meta WHERE key = 'schema_version'").fetchone()
         if row is None:
             db.execute(
