@@ -7,7 +7,7 @@ Exit codes (``leanloop --help`` lists them too):
 - 2: bad input (a configuration or usage mistake), one located line per problem;
 - 3: the run ended otherwise (``max_rounds``, ``budget_exhausted``, ``repeated_calls``):
   the answer leanloop composed is still printed, and stderr says how it ended;
-- 130: interrupted.
+- 130: interrupted (Ctrl-C); SIGTERM and SIGHUP end a run the same way, with 143 and 129.
 
 LangChain is imported only by the commands that build a model, so ``--help``,
 ``--version``, ``validate`` (without ``--check-models``), ``report`` and ``schema`` start
@@ -54,7 +54,8 @@ T = TypeVar("T")
 
 _EPILOG = """exit codes: 0 answered · 1 failed · 2 bad input (or a session that cannot take
 the turn: busy, or an unfinished turn to --resume) · 3 ended otherwise (max_rounds,
-budget_exhausted, repeated_calls: the composed answer is printed) · 130 interrupted"""
+budget_exhausted, repeated_calls: the composed answer is printed) · 130 interrupted
+(143 SIGTERM, 129 SIGHUP)"""
 
 _ENDINGS = {
     "max_rounds": "it used all its rounds",
@@ -87,6 +88,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     logging.getLogger("leanloop").setLevel(logging.DEBUG if verbose else logging.WARNING)
     _interrupt_said.clear()
+    _interrupt_json.clear()
+    if getattr(args, "json", False):
+        _interrupt_json.set()
     try:
         code: int = args.handler(args)
     except SpecError as exc:
@@ -105,9 +109,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         _json_error(args, str(exc))
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_FAILED
-    except KeyboardInterrupt:
-        _say_interrupted()
-        return EXIT_INTERRUPTED
+    except KeyboardInterrupt as exc:  # Ctrl-C; SIGTERM or SIGHUP during a run (_Signalled)
+        signum = exc.signum if isinstance(exc, _Signalled) else _SIGINT
+        _say_interrupted(signum)
+        return _EXIT_SIGNALLED + signum
     except UnicodeEncodeError as exc:
         if "surrogates" not in exc.reason:
             raise
@@ -169,35 +174,64 @@ def _session_id(args: argparse.Namespace) -> str | None:
     return check_thread_id(args.session, given_as="--session")
 
 
-EXIT_INTERRUPTED = 130
+_SIGINT = 2
+"""``signal.SIGINT`` (2 everywhere): a plain ``KeyboardInterrupt`` is Ctrl-C outside a run."""
+_EXIT_SIGNALLED = 128
+"""A run a signal ended exits with ``128 + signum``: 130 for Ctrl-C, 143 SIGTERM, 129 SIGHUP."""
+_SIGNAL_LINES = {
+    "SIGINT": "interrupted",
+    "SIGTERM": "terminated (SIGTERM)",
+    "SIGHUP": "hung up (SIGHUP)",
+}
+"""The one line on stderr when a signal ends the command, by the signal's name."""
 _INTERRUPT_GRACE_S = 2.0
-"""After Ctrl-C, how long a run may take to unwind before the process ends anyway."""
+"""After a signal, how long a run may take to unwind before the process ends anyway."""
 _interrupt_said = threading.Event()
+_interrupt_json = threading.Event()
+"""Set for ``--json``: the interrupted command still prints its JSON object."""
 
 
-def _say_interrupted() -> None:
-    """``interrupted`` on stderr, once (written to the descriptor: no lock to wait for)."""
+class _Signalled(KeyboardInterrupt):
+    """SIGINT, SIGTERM or SIGHUP during a run: it unwinds as Ctrl-C always did."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _say_interrupted(signum: int = _SIGINT) -> None:
+    """One line on stderr (``interrupted``), once; with ``--json`` the JSON object first.
+
+    Written to the descriptors: no lock to wait for, also from a signal handler.
+    """
     if not _interrupt_said.is_set():
         _interrupt_said.set()
+        import signal  # noqa: PLC0415
+
+        name = signal.Signals(signum).name
+        line = _SIGNAL_LINES.get(name, f"stopped ({name})")
         with contextlib.suppress(OSError):
-            os.write(2, b"interrupted\n")
+            if _interrupt_json.is_set():
+                os.write(1, (_json_error_text(line) + "\n").encode())
+            os.write(2, f"{line}\n".encode())
 
 
-def _exit_interrupted() -> NoReturn:
-    """End the process now with 130, whatever its threads are doing."""
-    _say_interrupted()
-    os._exit(EXIT_INTERRUPTED)
+def _exit_interrupted(signum: int) -> NoReturn:
+    """End the process now with ``128 + signum``, whatever its threads are doing."""
+    _say_interrupted(signum)
+    os._exit(_EXIT_SIGNALLED + signum)
 
 
 def _run_interruptible(coro: Coroutine[Any, Any, T]) -> T:
-    """``asyncio.run(coro)``, where Ctrl-C always ends the process promptly.
+    """``asyncio.run(coro)``, where Ctrl-C, SIGTERM and SIGHUP always end the process promptly.
 
-    The first Ctrl-C cancels the run's task (a sync tool's worker thread is abandoned, the
-    model request closed) and ``KeyboardInterrupt`` is raised here. Should the run not have
+    The first signal cancels the run's task (a sync tool's worker thread is abandoned, the
+    model request closed, the stdio MCP servers of calls in flight stopped) and
+    :class:`_Signalled` (a ``KeyboardInterrupt``) is raised here. Should the run not have
     unwound ``_INTERRUPT_GRACE_S`` later (a tool holding the event loop, an executor thread
-    that never joins), the process ends with 130 anyway; a second Ctrl-C ends it at once,
-    also while the interpreter exits. Off the main thread (no signals there) this is
-    ``asyncio.run``.
+    that never joins), the process ends with ``128 + signum`` anyway; a second signal ends
+    it at once, also while the interpreter exits. Off the main thread (no signals there)
+    this is ``asyncio.run``.
     """
     import asyncio  # noqa: PLC0415 - asyncio alone costs ~0.1 s of `--help`
     import signal  # noqa: PLC0415
@@ -205,22 +239,21 @@ def _run_interruptible(coro: Coroutine[Any, Any, T]) -> T:
     if threading.current_thread() is not threading.main_thread():
         return asyncio.run(coro)
     unwound = threading.Event()
-    interrupts = 0
+    received: list[int] = []  # the signals, in order: the first sets the exit status
     task: asyncio.Task[T] | None = None
     loop: asyncio.AbstractEventLoop | None = None
 
     def exit_unless_unwound() -> None:
         if not unwound.wait(_INTERRUPT_GRACE_S):
-            _exit_interrupted()
+            _exit_interrupted(received[0])
 
-    def on_sigint(signum: int, frame: object) -> None:
-        nonlocal interrupts
-        interrupts += 1
-        if interrupts > 1:
-            _exit_interrupted()
+    def on_signal(signum: int, frame: object) -> None:
+        received.append(signum)
+        if len(received) > 1:
+            _exit_interrupted(received[0])
         threading.Thread(target=exit_unless_unwound, name="leanloop-interrupt", daemon=True).start()
         if task is None or loop is None or task.done():
-            raise KeyboardInterrupt
+            raise _Signalled(signum)
         loop.call_soon_threadsafe(task.cancel)
 
     async def main() -> T:
@@ -228,20 +261,29 @@ def _run_interruptible(coro: Coroutine[Any, Any, T]) -> T:
         task = cast("asyncio.Task[T]", asyncio.current_task())
         return await coro
 
-    previous = signal.signal(signal.SIGINT, on_sigint)
+    # SIGTERM and SIGHUP unwind the run as Ctrl-C does: their default action would end the
+    # process at once, and a stdio MCP server in the middle of a call (in a session of its
+    # own, so no signal reaches it) would keep running, orphaned. One ignored when the run
+    # starts (nohup) stays ignored.
+    previous = {signal.SIGINT: signal.signal(signal.SIGINT, on_signal)}
+    for name in ("SIGTERM", "SIGHUP"):
+        number = getattr(signal, name, None)  # no SIGHUP on Windows
+        if number is not None and signal.getsignal(number) is not signal.SIG_IGN:
+            previous[number] = signal.signal(number, on_signal)
     try:
         with asyncio.Runner() as runner:
             loop = runner.get_loop()
             try:
                 return runner.run(main())
             except asyncio.CancelledError:
-                if interrupts:
-                    raise KeyboardInterrupt from None
+                if received:
+                    raise _Signalled(received[0]) from None
                 raise
     finally:
         unwound.set()
-        if not interrupts:  # after Ctrl-C, a second one still ends the process at once
-            signal.signal(signal.SIGINT, previous)
+        if not received:  # after a signal, a second one still ends the process at once
+            for number, handler in previous.items():
+                signal.signal(number, signal.SIG_DFL if handler is None else handler)
 
 
 class _VersionAction(argparse.Action):
@@ -534,6 +576,7 @@ def _emit_report(
         ``False`` when the page was asked for and could not be written (stderr says why).
     """
     if args.json:
+        _interrupt_json.clear()  # stdout holds this object: an interrupt adds no second one
         print(json.dumps({"answer": answer, **report}, indent=2, default=str))
     if getattr(args, "html", None) is not None:
         return _write_html(args.html, {"answer": answer, **report})
@@ -579,7 +622,11 @@ def _json_error(args: argparse.Namespace, message: str) -> None:
 
 
 def _print_json_error(message: str) -> None:
-    print(json.dumps({"answer": None, "stop_reason": "failed", "error": message}, indent=2))
+    print(_json_error_text(message))
+
+
+def _json_error_text(message: str) -> str:
+    return json.dumps({"answer": None, "stop_reason": "failed", "error": message}, indent=2)
 
 
 def _report(args: argparse.Namespace) -> int:
