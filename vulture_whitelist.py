@@ -25,6 +25,7 @@ from leanloop.report import RequestRecord, RunReport
 from leanloop.sessions.model import Turn
 from leanloop.spec.types import ModelSpec
 from leanloop.testing import ScriptedChatModel
+from leanloop.tools.registry import ToolOutcome
 
 # --- Python and framework hooks ----------------------------------------------------------
 
@@ -67,6 +68,11 @@ ModelSpec.temperature
 # Results callers inspect: whether fitting still ran over, where a pruning ratio came from.
 FitResult.over
 PruneOutcome.ratio_source
+
+# ToolOutcome (ToolRegistry.run): a call its time limit could not stop in time, and how
+# long it really ran; the text and notes say it too.
+ToolOutcome.blocked_loop
+ToolOutcome.ran_s
 
 # Public helpers of the budget and protocol packages (documented in their docstrings).
 Overflow.to_error

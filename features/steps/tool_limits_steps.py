@@ -14,6 +14,7 @@ import tempfile
 import textwrap
 import time
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from behave import given, then, when
@@ -95,9 +96,16 @@ def _write_file(context: Context) -> Path:
 
 
 def _module(context: Context) -> Any:
-    import importlib  # noqa: PLC0415
+    """The scenario's tools module, as the agent imported it.
 
-    return importlib.import_module(context.limits_module)
+    It lies beside the agents file, so it was imported for that folder alone and is in no
+    ``sys.modules`` (ADR 0023): its namespace is reached through one of the agent's tools.
+    """
+    for tool in context.limits_agent.tools:
+        function = getattr(tool, "func", None) or getattr(tool, "coroutine", None)
+        if getattr(function, "__module__", None) == context.limits_module:
+            return SimpleNamespace(**function.__globals__)
+    raise AssertionError(f"no tool of the agent comes from {context.limits_module}")
 
 
 @given("an agents file whose agent has tool_timeout {seconds:d} and the tools:")

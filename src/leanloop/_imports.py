@@ -1,11 +1,24 @@
-"""Resolve ``package.module:attribute`` import paths; lazy exports for packages."""
+"""Resolve ``package.module:attribute`` import paths; lazy exports for packages.
+
+A module that is found only in an agents file's folder (``mytools.py`` beside the file)
+is imported without changing the process's import state: the folder is on ``sys.path``
+only while the import runs, and the modules imported from it are then taken out of
+``sys.modules`` and kept for that folder alone. A host that loads the files of several
+tenants, each with its own ``mytools.py``, gets each tenant's own module, and its own
+``import mytools`` finds none of them (issue 28, ADR 0023).
+"""
 
 from __future__ import annotations
 
 import importlib
+import importlib.machinery
+import importlib.util
 import sys
-from collections.abc import Callable, Mapping
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 __all__ = ["ImportPathError", "import_object", "is_import_path", "lazy_exports"]
@@ -41,13 +54,6 @@ def lazy_exports(
     return getattr_, dir_
 
 
-def _append_to_path(folder: Path) -> None:
-    text = str(folder)
-    if text not in sys.path:
-        sys.path.append(text)
-        importlib.invalidate_caches()
-
-
 class ImportPathError(ValueError):
     """An import path is malformed or names nothing importable; the message says which."""
 
@@ -63,9 +69,10 @@ def import_object(path: str, *, near: Path | None = None) -> Any:
 
     Args:
         path: The import path; the attribute part may be dotted (``mod:Class.factory``).
-        near: The agents file's folder: appended to ``sys.path`` (after everything
-            installed, so a file there never shadows a package), so that tools kept next
-            to the file import as they would from that folder.
+        near: The agents file's folder, searched after the Python path (so a file there
+            never shadows a package). A module found only there is imported in isolation:
+            ``sys.path`` and ``sys.modules`` are left as they were, and the folder's
+            modules are kept for it alone (imported once, never served to another folder).
 
     Raises:
         ImportPathError: With a one-line message saying what could not be found and where
@@ -75,8 +82,17 @@ def import_object(path: str, *, near: Path | None = None) -> Any:
     if not (sep and module_name and attr_path):
         msg = f"{path!r} is not an import path of the form 'package.module:name'"
         raise ImportPathError(msg)
-    if near is not None:
-        _append_to_path(near)
+    top = module_name.partition(".")[0]
+    if near is None or _on_python_path(top) or not _in_folder(top, near):
+        return _resolve(module_name, attr_path, near)
+    with _isolated(near):
+        obj = _resolve(module_name, attr_path, near)
+        _complete(obj)  # a nested class (``mod:Outer.Inner``) is no module's own name
+        return obj
+
+
+def _resolve(module_name: str, attr_path: str, near: Path | None) -> Any:
+    """Import ``module_name`` and follow ``attr_path``; every failure an ImportPathError."""
     try:
         obj: Any = importlib.import_module(module_name)
     except ImportError as exc:
@@ -93,3 +109,106 @@ def import_object(path: str, *, near: Path | None = None) -> Any:
             msg = f"module {module_name!r} has no attribute {attr_path!r}"
             raise ImportPathError(msg) from exc
     return obj
+
+
+# --- modules beside an agents file --------------------------------------------------------
+
+_folder_lock = threading.RLock()
+"""Held while a folder's modules are in ``sys.modules`` (re-entrant: a module of one
+folder may load another agents file while it is imported)."""
+_folder_modules: dict[Path, dict[str, ModuleType]] = {}
+"""Per agents-file folder: the modules imported from it, by name (never in sys.modules)."""
+
+
+def _on_python_path(top: str) -> bool:
+    """Whether the top-level module ``top`` is imported or importable without the folder."""
+    if top in sys.modules:
+        return True
+    try:  # a name without dots: the finders look, nothing is imported
+        return importlib.util.find_spec(top) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def _in_folder(top: str, folder: Path) -> bool:
+    try:
+        return importlib.machinery.PathFinder.find_spec(top, [str(folder)]) is not None
+    except (ImportError, OSError, ValueError):
+        return False
+
+
+@contextmanager
+def _isolated(folder: Path) -> Iterator[None]:
+    """Import from ``folder`` inside the block; then leave ``sys.path`` and ``sys.modules``
+    as they were, the folder's modules kept for the folder.
+
+    Its modules imported before are put back in ``sys.modules`` for the block, so they are
+    not run again and the new module imports the same ones. Other threads importing at
+    the same time may see the folder on the path for that while: the block is short and
+    runs only when an agent is built.
+    """
+    home = folder.resolve()
+    entry = str(folder)
+    with _folder_lock:
+        own = _folder_modules.setdefault(home, {})
+        before = set(sys.modules)
+        displaced = {name: sys.modules[name] for name in own if name in sys.modules}
+        sys.modules.update(own)
+        added = entry not in sys.path
+        if added:
+            sys.path.append(entry)  # last: a file there never shadows a package
+        importlib.invalidate_caches()  # the path finders cache each folder's listing
+        try:
+            yield
+        finally:
+            if added:
+                sys.path.remove(entry)
+                sys.path_importer_cache.pop(entry, None)
+            # Judged first, taken out after: a submodule is judged by its package.
+            taken = [
+                name
+                for name in (set(sys.modules) - before) | set(own)
+                if name in sys.modules and _comes_from(name, home)
+            ]
+            for name in taken:
+                if name not in own:  # new: finished while it is still in sys.modules
+                    for value in list(vars(sys.modules[name]).values()):
+                        _complete(value)
+                own[name] = sys.modules.pop(name)
+            sys.modules.update(displaced)
+
+
+def _comes_from(name: str, folder: Path) -> bool:
+    """Whether module ``name`` was imported from ``folder`` (its top-level module lies there).
+
+    By the top-level module's place, not by each file's: a virtual environment inside the
+    folder (``./.venv``) holds installed packages, which must stay shared.
+    """
+    top = sys.modules.get(name.partition(".")[0])
+    spec = getattr(top, "__spec__", None)
+    if spec is None:
+        return False
+    places = list(spec.submodule_search_locations or [])  # a package: its own folder
+    if not places and spec.origin:
+        places = [spec.origin]  # a module: its file
+    try:
+        return any(Path(place).resolve().parent == folder for place in places)
+    except (OSError, ValueError, RuntimeError):
+        return False
+
+
+def _complete(obj: Any) -> None:
+    """Finish a pydantic model whose annotations name what its module defines later.
+
+    Pydantic resolves such names when the model is first used, in
+    ``sys.modules[model.__module__]``, where a module beside the file no longer is; so it
+    is done now, while the module is there. A model that still cannot be finished is left
+    as it is: its first use says what is missing, as it would have.
+    """
+    try:
+        if isinstance(obj, type) and getattr(obj, "__pydantic_complete__", True) is False:
+            rebuild = getattr(obj, "model_rebuild", None)
+            if callable(rebuild):
+                rebuild(raise_errors=False)
+    except Exception:  # the model's own first use reports what is wrong, as it would have
+        return

@@ -13,6 +13,7 @@ import os
 import queue
 import threading
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import Any, cast
 
 from langchain_core.callbacks import AsyncCallbackManagerForChainRun
@@ -342,6 +343,7 @@ def _build_tools(spec: AgentSpec, *, extra: Sequence[BaseTool] = ()) -> list[tup
             mcp_servers=spec.mcp_servers,
             extra=extra,
             prebuilt=agent_tools,
+            near=_near(spec),
         )
     except ToolError as exc:
         raise _located(spec, "tools", str(exc)) from exc
@@ -361,14 +363,20 @@ def _output_schema(spec: AgentSpec) -> type[BaseModel] | None:
     """The class ``output_schema`` names (validated to import and be a pydantic model)."""
     if spec.output_schema is None:
         return None
-    near = spec.source.parent if spec.source is not None else None
     try:
-        schema = import_object(spec.output_schema, near=near)
+        schema = import_object(spec.output_schema, near=_near(spec))
     except ImportPathError as exc:
         raise _located(spec, "output_schema", str(exc)) from exc
     if not (isinstance(schema, type) and issubclass(schema, BaseModel)):
         raise _located(spec, "output_schema", f"{spec.output_schema!r} is not a pydantic model")
     return schema
+
+
+def _near(spec: AgentSpec) -> Path | None:
+    """The agents file's folder, where a module beside the file is found (ADR 0023)."""
+    if spec.location is not None and spec.location.folder is not None:
+        return spec.location.folder
+    return spec.source.parent if spec.source is not None else None
 
 
 def _located(spec: AgentSpec, key: str, message: str) -> SpecError:

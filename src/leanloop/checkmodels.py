@@ -4,7 +4,10 @@ One verdict per agent. Nothing is asked of a model: each is built, as a run buil
 Each MCP server an agent uses is started once (as building the agent starts it, within
 the server's own ``timeout``) to list its tools; a server that cannot be started is one
 located line naming it and its command, and an ``mcp:server/tool`` reference to a tool
-the server does not have is located at its ``tools`` entry.
+the server does not have is located at its ``tools`` entry. Two of an agent's tools with
+one name (a built-in ``read_file`` and an MCP server's ``read_file``) are refused with
+the line a run refuses them with: the names are judged by the run's own check
+(:func:`leanloop.tools.loader.tool_names_clash`).
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from leanloop.exceptions import SpecError, SpecIssue, ToolError
-from leanloop.spec.types import AgentSpec, McpServerSpec, ModelSpec, SourceLocation
+from leanloop.spec.types import AGENT_PREFIX, AgentSpec, McpServerSpec, ModelSpec, SourceLocation
 
 __all__ = ["check_models"]
 
@@ -72,10 +75,13 @@ def check_models(file: str) -> int:
             verdict.issues += found
             verdict.models.append(f"{label}: {kind}")
     servers = {key: server for spec in specs.values() for key, server in spec.mcp_servers.items()}
+    listed: dict[str, list[str] | ToolError] = {}
     if servers:
         listed = _probe(servers)
         for name, spec in specs.items():
             _check_mcp(spec, listed, _tool_entries(file, name), verdicts[name])
+    for name, spec in specs.items():
+        _check_tool_names(spec, listed, verdicts[name])
     return _print(verdicts)
 
 
@@ -131,6 +137,27 @@ def _check_mcp(
                 where = entries.get(ref)
                 path = where.path if where else f"agents.{spec.name}.tools"
                 verdict.issues.append(_issue(where or spec.location, path, problem))
+
+
+def _check_tool_names(
+    spec: AgentSpec, listed: Mapping[str, list[str] | ToolError], verdict: _Verdict
+) -> None:
+    """Add the problem a run would have building the agent's tools: two with one name.
+
+    Located as a run locates it (the agent's ``tools``), so both print the same line.
+    """
+    from leanloop.tools.loader import tool_names_clash  # noqa: PLC0415 - imports LangChain
+
+    names = {key: found for key, found in listed.items() if not isinstance(found, ToolError)}
+    # An agent: tool is named after the agent it runs (leanloop.tools.agents.agent_tool).
+    agents = {f"{AGENT_PREFIX}{key}": sub.name for key, sub in spec.sub_agents.items()}
+    folder = spec.location.folder if spec.location is not None else None
+    try:
+        problem = tool_names_clash(spec.tools, mcp_tools=names, prebuilt=agents, near=folder)
+    except ToolError as exc:  # a tool that cannot be built: the run refuses it too
+        problem = str(exc)
+    if problem is not None:
+        verdict.issues.append(_issue(spec.location, f"agents.{spec.name}.tools", problem))
 
 
 def _issue(where: SourceLocation | None, path: str, message: str) -> SpecIssue:

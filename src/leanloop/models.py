@@ -62,7 +62,9 @@ def build_chat_model(spec: ModelSpec) -> BaseChatModel:
 def _model_class(spec: ModelSpec) -> type[BaseChatModel]:
     if spec.class_path is not None:
         try:
-            cls = import_object(spec.class_path)
+            # A class beside the agents file imports from its folder (ADR 0023).
+            near = spec.location.folder if spec.location is not None else None
+            cls = import_object(spec.class_path, near=near)
         except ImportPathError as exc:
             raise _located(spec, str(exc)) from exc
         if not (isinstance(cls, type) and issubclass(cls, BaseChatModel)):

@@ -56,8 +56,6 @@ class _Checker:
     problems: list[Problem] = field(default_factory=list)
     imports: bool = False
     """Import the modules import paths name (the objects are judged), or only read them."""
-    near_used: bool = False
-    """Some import path was found only in the agents file's folder."""
 
     def judges(self, path: KeyPath) -> bool:
         """Whether the value at ``path`` is this checker's to judge (the schema passed it)."""
@@ -98,7 +96,7 @@ def semantic_check(
     rejected: set[KeyPath],
     imports: bool = False,
 ) -> _Checker:
-    """:func:`semantic_problems`, with what else the checks learnt (``near_used``)."""
+    """:func:`semantic_problems`, as the checker that found them."""
     checker = _Checker(reporter, base_dir, rejected, imports=imports)
     for where in _not_finite(data, ()):
         if checker.judges(where):
@@ -232,7 +230,6 @@ def _resolved(checker: _Checker, ref: str, path: KeyPath) -> Resolved | None:
     except ImportPathError as exc:
         checker.add(path, _import_failure(checker, exc, path))
         return None
-    checker.near_used = checker.near_used or found.near
     return found
 
 

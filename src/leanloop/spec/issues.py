@@ -9,6 +9,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 from leanloop.exceptions import SpecIssue
@@ -49,6 +50,8 @@ class Reporter:
     secrets: set[KeyPath] = field(default_factory=set)
     interpolated: set[KeyPath] = field(default_factory=set)
     """Paths whose value came from ``${...}``."""
+    folder: Path | None = None
+    """The source's folder, given to the locations of the specs built from it."""
 
     def is_secret(self, path: KeyPath) -> bool:
         """Whether the value at ``path`` is a secret (by its key or its variable's name)."""
@@ -76,6 +79,7 @@ class Reporter:
             line=mark.line if mark else None,
             column=mark.column if mark else None,
             path=format_path(path),
+            folder=self.folder,
         )
 
     def issue(self, problem: Problem) -> SpecIssue:

@@ -7,7 +7,9 @@ check what a schema cannot (references, import paths, folders) → build the spe
 
 Loading runs none of the file's code: import paths are resolved by reading their modules
 (:mod:`leanloop.spec.refs`), never by importing them, unless the caller asks for
-``imports=True``.
+``imports=True``. Nor does it change the import path: the file's folder travels in each
+spec's ``location.folder``, and building an agent imports a module found there without
+putting the folder on ``sys.path`` (:func:`leanloop._imports.import_object`).
 
 Every user mistake ends as one :class:`~leanloop.exceptions.SpecError` that lists
 all problems of the file, each as ``file:line:column: key.path: message``::
@@ -31,7 +33,6 @@ from leanloop.exceptions import SpecError, SpecIssue
 from leanloop.spec.checks import resolve_workspace, semantic_check
 from leanloop.spec.env import interpolate
 from leanloop.spec.issues import Problem, Reporter
-from leanloop.spec.refs import add_to_path
 from leanloop.spec.schema import agent_defaults, agent_schema, schema_problems
 from leanloop.spec.types import AGENT_PREFIX, AgentSpec, McpServerSpec, ModelSpec, ToolOptions
 from leanloop.spec.yamlsource import KeyPath, Mark, parse_yaml
@@ -269,10 +270,9 @@ def _validate_and_build(
             problems = [Problem(("agents",), f"no agent named {only!r} (the agents are {known})")]
     if problems:
         raise SpecError(reporter.issues(problems))
-    if checked.near_used:
-        # A module beside the file imports when the agent is built, as documented: the
-        # folder goes on the path after everything installed. Nothing is imported here.
-        add_to_path(folder)
+    # Where a module beside the file is found when an agent is built (each spec's
+    # location carries it); nothing is imported, and sys.path is left alone.
+    reporter.folder = folder
     specs = _Builder(reporter, folder, file).agents(resolved.data, only=only)
     logger.debug("loaded %d agent(s) from %s", len(specs), reporter.source)
     return specs

@@ -25,7 +25,7 @@ from typing import Literal
 
 from leanloop._imports import ImportPathError
 
-__all__ = ["Binding", "Resolved", "add_to_path", "resolve_reference"]
+__all__ = ["Binding", "Resolved", "resolve_reference"]
 
 Kind = Literal["function", "class", "value", "import", "module"]
 
@@ -287,15 +287,3 @@ def _blocks(node: ast.stmt) -> list[list[ast.stmt]]:
     if isinstance(node, ast.Match):
         blocks += [case.body for case in node.cases]
     return blocks
-
-
-def add_to_path(folder: Path) -> None:
-    """Append ``folder`` to ``sys.path`` (after everything installed); nothing is imported.
-
-    So that a module found beside the agents file imports when its agent is built, as
-    :func:`leanloop._imports.import_object` with ``near=`` would have arranged.
-    """
-    text = str(folder)
-    if text not in sys.path:
-        sys.path.append(text)
-        importlib.invalidate_caches()

@@ -41,6 +41,10 @@ class SourceLocation:
     line: int | None
     column: int | None
     path: str
+    folder: Path | None = field(default=None, repr=False, compare=False)
+    """The folder of the file (or the ``base_dir`` text or data was loaded with): where
+    relative paths resolve and where a module the file names is looked for after the
+    Python path. ``None`` for a location made by hand."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -11,6 +11,11 @@ A callable of the standard library or the builtins (``os:system``, ``subprocess:
 ``builtins:eval``) is never a tool, whatever module re-exports it: such a reference is
 refused by its name before anything is imported, and an imported callable whose home is
 the standard library (or that is compiled, not a Python function) is refused too.
+
+An import path whose module lies beside the agents file (``near``) is imported without
+changing ``sys.path`` (see :func:`leanloop._imports.import_object`). Two tools with one
+name are refused by :func:`name_clash`, which ``validate --check-models`` asks too
+(:func:`tool_names_clash`), so that it refuses what a run would.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ import inspect
 import logging
 import re
 import types
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +37,14 @@ from leanloop.tools.mcp import McpServer, load_mcp_tools, parse_mcp_ref
 from leanloop.tools.names import BUILTIN_TOOLS, standard_callable_refusal
 from leanloop.tools.workspace import workspace_tools
 
-__all__ = ["build_tools", "build_tools_by_ref", "callable_refusal", "load_tool"]
+__all__ = [
+    "build_tools",
+    "build_tools_by_ref",
+    "callable_refusal",
+    "load_tool",
+    "name_clash",
+    "tool_names_clash",
+]
 
 _log = logging.getLogger(__name__)
 
@@ -73,6 +85,7 @@ def build_tools(
     path_hints: Callable[[], Sequence[str]] | None = None,
     repair_paths: bool = False,
     mcp_servers: Mapping[str, McpServer] | None = None,
+    near: Path | None = None,
 ) -> list[BaseTool]:
     """Load every tool in ``refs``, in order (see :func:`build_tools_by_ref`)."""
     built = build_tools_by_ref(
@@ -81,6 +94,7 @@ def build_tools(
         path_hints=path_hints,
         repair_paths=repair_paths,
         mcp_servers=mcp_servers,
+        near=near,
     )
     return [tool for _, tool in built]
 
@@ -94,6 +108,7 @@ def build_tools_by_ref(
     mcp_servers: Mapping[str, McpServer] | None = None,
     extra: Sequence[BaseTool] = (),
     prebuilt: Mapping[str, BaseTool] | None = None,
+    near: Path | None = None,
 ) -> list[tuple[str, BaseTool]]:
     """Load every tool in ``refs``, in order, and check that their names are unique.
 
@@ -110,6 +125,8 @@ def build_tools_by_ref(
             ``<python>``).
         prebuilt: Tools already made for some references (``agent:NAME`` tools, which
             this layer cannot build); used as they are.
+        near: The agents file's folder: an import path's module is looked for there
+            after the Python path, and imported without changing ``sys.path``.
 
     Returns:
         Each tool with the reference it came from (an ``mcp:server`` reference gives
@@ -120,7 +137,6 @@ def build_tools_by_ref(
     """
     builtins: dict[str, BaseTool] = {}
     tools: list[tuple[str, BaseTool]] = []
-    origin: dict[str, str] = {}
     from_mcp = load_mcp_tools(refs, mcp_servers or {})
     for ref in refs:
         if prebuilt and ref in prebuilt:
@@ -133,15 +149,75 @@ def build_tools_by_ref(
         elif parse_mcp_ref(ref) is not None:
             found = [_checked_name(tool, ref) for tool in from_mcp[ref]]
         else:
-            found = [_imported_tool(ref)]
+            found = [_imported_tool(ref, near)]
         tools.extend((ref, tool) for tool in found)
     tools.extend(("<python>", tool) for tool in extra)
-    for ref, tool in tools:
-        if tool.name in origin:
-            msg = f'two tools are named "{tool.name}" ({origin[tool.name]!r} and {ref!r})'
-            raise ToolError(msg)
-        origin[tool.name] = ref
+    clash = name_clash((ref, tool.name) for ref, tool in tools)
+    if clash is not None:
+        raise ToolError(clash)
     return tools
+
+
+def name_clash(named: Iterable[tuple[str, str]]) -> str | None:
+    """The problem of the first name two tools share, or ``None`` when all differ.
+
+    Args:
+        named: Each tool's reference and name, in the agent's order (``("mcp:files",
+            "read_file")``).
+
+    Returns:
+        ``two tools are named "read_file" ('read_file' and 'mcp:files')``, or ``None``.
+    """
+    origin: dict[str, str] = {}
+    for ref, name in named:
+        if name in origin:
+            return f'two tools are named "{name}" ({origin[name]!r} and {ref!r})'
+        origin[name] = ref
+    return None
+
+
+def tool_names_clash(
+    refs: Sequence[str],
+    *,
+    mcp_tools: Mapping[str, Sequence[str]],
+    prebuilt: Mapping[str, str] | None = None,
+    near: Path | None = None,
+) -> str | None:
+    """What building ``refs`` would refuse, with the MCP servers' tools already listed.
+
+    For ``validate --check-models``, which starts each MCP server once for all agents:
+    the names are the ones the run's tools get (a built-in's, each listed MCP tool's, a
+    prebuilt tool's, an imported tool's), judged by :func:`name_clash` as the run judges
+    them.
+
+    Args:
+        refs: The agent's tool references.
+        mcp_tools: The tool names of each MCP server that listed them; a reference to a
+            server that is not here (it failed, and says so elsewhere) is skipped.
+        prebuilt: The names of the tools made elsewhere, by reference (``agent:NAME``
+            tools, as for :func:`build_tools_by_ref`).
+        near: The agents file's folder, for import paths (see :func:`build_tools_by_ref`).
+
+    Returns:
+        The one-line problem, or ``None``.
+
+    Raises:
+        ToolError: An import path names no usable tool (the run would refuse it too).
+    """
+    named: list[tuple[str, str]] = []
+    for ref in refs:
+        parsed = parse_mcp_ref(ref)
+        if prebuilt and ref in prebuilt:
+            named.append((ref, prebuilt[ref]))
+        elif ref in BUILTIN_TOOLS:
+            named.append((ref, ref))
+        elif parsed is not None:
+            server, tool = parsed
+            listed = mcp_tools.get(server, ())
+            named += [(ref, name) for name in listed if tool in (None, name)]
+        else:
+            named.append((ref, _imported_tool(ref, near).name))
+    return name_clash(named)
 
 
 def _builtin_tools(
@@ -156,7 +232,7 @@ def _builtin_tools(
     return workspace_tools(workspace, path_hints=path_hints, repair_paths=repair_paths)
 
 
-def _imported_tool(ref: str) -> BaseTool:
+def _imported_tool(ref: str, near: Path | None = None) -> BaseTool:
     if not is_import_path(ref):
         msg = f'unknown tool "{ref}"{_did_you_mean(ref)}; built-in tools are '
         msg += ", ".join(BUILTIN_TOOLS) + "; other tools are given as 'package.module:name'"
@@ -165,7 +241,7 @@ def _imported_tool(ref: str) -> BaseTool:
     if refusal is not None:  # refused by name: the module is not imported
         raise ToolError(refusal)
     try:
-        obj = import_object(ref)
+        obj = import_object(ref, near=near)
     except ImportPathError as exc:
         msg = f"tool {ref!r}: {exc}"
         raise ToolError(msg) from exc

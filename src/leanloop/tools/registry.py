@@ -15,6 +15,12 @@ model sends and whatever the tool does, :meth:`ToolRegistry.run` returns a
 - a call that takes longer than its ``time_limit`` (the tool's own ``timeout`` when its
   :class:`ToolPolicy` sets one): ``error: <tool> timed out after N s; not retried`` (an
   async tool is cancelled; a sync one is left to finish on its own);
+- an async tool that blocks the event loop (``time.sleep`` in an ``async def``) cannot be
+  stopped at its limit, since the loop's timer waits for the loop: the watchdog
+  (:mod:`._watchdog`) sees it hold the loop, and the result says how long it really ran
+  (``error: <tool> timed out after 20.5 s (its limit is 3 s): it blocked the event loop,
+  …``) and a note says where it was stuck; a result it returns all the same is kept, with
+  the note. A call held up by something else on the loop says that instead;
 - a tool that raises :class:`~leanloop.exceptions.TransientToolError` is called again,
   with exponential backoff (``tenacity``), up to its policy's ``retries`` times; the
   outcome counts the retries;
@@ -44,6 +50,7 @@ import logging
 import re
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import CodeType
 from typing import Any
 
 from langchain_core.messages import BaseMessage
@@ -67,6 +74,7 @@ from leanloop.tools._arguments import (
     parameter_names,
 )
 from leanloop.tools._notes import Told, collecting
+from leanloop.tools._watchdog import Overrun, tool_codes, watch
 from leanloop.tools._worker import blocks_in_executor, in_worker
 from leanloop.tools.repair import close_tool_names, format_call, repair_call
 
@@ -133,6 +141,11 @@ class ToolOutcome:
         sub_report: The report of the run the call made, as a JSON-ready dict (an
             ``agent:NAME`` tool, through :func:`~leanloop.tools._notes.add_sub_report`;
             after retries, the last attempt's); ``None`` for other tools.
+        blocked_loop: The tool blocked the event loop past its time limit (a blocking
+            call in an async tool), so the limit could not stop it in time; ``text``
+            (for a timeout) and ``notes`` say how long it ran and where it was stuck.
+        ran_s: How long the call really ran, when the event loop was held past its time
+            limit (by the tool or by other work); ``None`` otherwise.
     """
 
     name: str
@@ -147,6 +160,8 @@ class ToolOutcome:
     retries: int = 0
     time_limit: float | None = None
     sub_report: Mapping[str, Any] | None = None
+    blocked_loop: bool = False
+    ran_s: float | None = None
 
 
 class _TimedOut(Exception):
@@ -171,6 +186,8 @@ class _Draft:
     time_limit: float | None = None
     sub_report: dict[str, Any] | None = None
     """The report of the run the tool made (the last one, after retries)."""
+    overrun: Overrun | None = None
+    """The last attempt ran past its limit with the event loop held (see :mod:`._watchdog`)."""
 
     def take(self, told: Told) -> None:
         """Keep what the tool told the registry while it ran."""
@@ -220,6 +237,7 @@ class ToolRegistry:
         self.result_max_chars = result_max_chars
         self.path_exists = path_exists
         self.policies: dict[str, ToolPolicy] = dict(policies or {})
+        self._codes = {name: tool_codes(tool) for name, tool in self._tools.items()}
 
     @property
     def tools(self) -> tuple[BaseTool, ...]:
@@ -286,8 +304,10 @@ class ToolRegistry:
                 return self._timed_out(draft, tool.name, time_limit)
             except Exception as exc:  # the whole point: a failing tool is a message, not a crash
                 draft.take(told)
+                self._warn_overrun(draft, tool.name)
                 return self._finish(draft, f"error: {_failure(tool.name, exc)}", ok=False)
         draft.take(told)
+        self._warn_overrun(draft, tool.name)
         try:  # inside the guard: a result that cannot become text is a failure too
             text = _to_text(result)
         except Exception as exc:
@@ -307,8 +327,9 @@ class ToolRegistry:
 
         Each attempt has the whole ``time_limit``; a timeout is not retried.
         """
+        codes = self._codes.get(tool.name, frozenset())
         if policy.retries <= 0:
-            return await _bounded(_invoke(tool, args), time_limit)
+            return await _bounded(_invoke(tool, args), time_limit, codes, draft)
 
         def note_retry(state: RetryCallState) -> None:
             draft.retries = state.attempt_number
@@ -325,15 +346,37 @@ class ToolRegistry:
         )
 
         async def attempt() -> Any:
-            return await _bounded(_invoke(tool, args), time_limit)
+            return await _bounded(_invoke(tool, args), time_limit, codes, draft)
 
         return await retrying(attempt)
 
     def _timed_out(self, draft: _Draft, tool: str, limit: float | None) -> ToolOutcome:
-        seconds = f"{limit:g} s" if limit is not None else "its time limit"
-        _log.warning("tool %s timed out after %s; not retried", tool, seconds)
-        body = f"error: {tool} timed out after {seconds}; not retried"
+        over = draft.overrun
+        if over is None:
+            seconds = f"{limit:g} s" if limit is not None else "its time limit"
+            _log.warning("tool %s timed out after %s; not retried", tool, seconds)
+            body = f"error: {tool} timed out after {seconds}; not retried"
+        else:
+            # The timer fired late: say how long the call really ran, and why.
+            ran = f"{tool} timed out after {_duration(over.seconds)} s"
+            if over.by_tool:
+                body = (
+                    f"error: {ran} (its limit is {over.limit:g} s): it blocked the event loop,"
+                    " so it could not be stopped in time; not retried"
+                )
+            else:
+                body = (
+                    f"error: {ran} (its limit is {over.limit:g} s; the event loop was blocked"
+                    " by other work meanwhile); not retried"
+                )
+            _log.warning("tool %s", body.removeprefix("error: "))
         return self._finish(draft, body, ok=False, timed_out=True)
+
+    @staticmethod
+    def _warn_overrun(draft: _Draft, tool: str) -> None:
+        """Log a call that overran its limit but ended (a result or a failure) all the same."""
+        if draft.overrun is not None:
+            _log.warning("tool %s: %s", tool, _overrun_note(draft.overrun))
 
     def _repair(self, draft: _Draft) -> BaseTool | None:
         """Repair ``draft``'s unknown tool name in place; the tool to run, or ``None``."""
@@ -391,6 +434,8 @@ class ToolRegistry:
         # Before a result (seen first); after a one-line error (keeps "error:" first).
         full = "\n".join([*brackets, body]).rstrip("\n") if ok else " ".join([body, *brackets])
         notes = [*shown, *retried, *(clean_text(note) for note in draft.told)]
+        if draft.overrun is not None:  # for the report: the model needs no advice on tools
+            notes.append(_overrun_note(draft.overrun))
         if replaced:  # a note for the report only: nothing about the call was mended
             notes.append(f"replaced {_count(replaced, 'character')} that are not text")
         text = cap_text(full, self.result_max_chars)
@@ -411,6 +456,8 @@ class ToolRegistry:
             retries=draft.retries,
             time_limit=draft.time_limit,
             sub_report=draft.sub_report,
+            blocked_loop=draft.overrun is not None and draft.overrun.by_tool,
+            ran_s=draft.overrun.seconds if draft.overrun is not None else None,
         )
 
 
@@ -448,25 +495,51 @@ async def _invoke(tool: BaseTool, args: dict[str, Any]) -> Any:
     return await tool.ainvoke(args)
 
 
-async def _bounded(call: Coroutine[Any, Any, Any], limit: float | None) -> Any:
+async def _bounded(
+    call: Coroutine[Any, Any, Any],
+    limit: float | None,
+    codes: frozenset[CodeType],
+    draft: _Draft,
+) -> Any:
     """Await ``call`` for at most ``limit`` seconds, else cancel it and raise _TimedOut.
 
     The call runs as a task of its own, so a tool that swallows the cancellation cannot
-    hold its caller past the timeout; cancelling the caller cancels the call.
+    hold its caller past the timeout; cancelling the caller cancels the call. The
+    watchdog watches the limit from a thread (``codes``: the tool's own code): when the
+    event loop was held past it, ``draft.overrun`` says how long the call ran and why.
     """
     if limit is None:
         return await call
+    watched = watch(limit, codes)
     task = asyncio.ensure_future(call)
     try:
         done, _ = await asyncio.wait({task}, timeout=limit)
     except BaseException:  # the caller was cancelled: so is the call
+        watched.settle()
         task.cancel()
         raise
+    draft.overrun = watched.settle()
     if task in done:
         return task.result()
     task.cancel()
     task.add_done_callback(_forget)
     raise _TimedOut
+
+
+def _duration(seconds: float) -> str:
+    """``20.5`` for 20.46 seconds: a tenth is precise enough for a call gone long."""
+    return f"{seconds:.1f}" if seconds < 100 else f"{seconds:.0f}"
+
+
+def _overrun_note(over: Overrun) -> str:
+    """The report's note on a call whose time limit could not stop it in time."""
+    ran = f"ran {_duration(over.seconds)} s against its {over.limit:g} s time limit"
+    if over.by_tool:
+        return (
+            f"blocked the event loop: {ran}, stuck in {over.where}; an async tool must not"
+            " make blocking calls (run them with asyncio.to_thread)"
+        )
+    return f"held up: the event loop was blocked by other work ({over.where}); the call {ran}"
 
 
 def _forget(task: asyncio.Future[Any]) -> None:
