@@ -44,6 +44,7 @@ from benchmarks.sample_logs import deadlock_log, json_event_log
 from leanloop.pruning.extract import SAMPLE_CHARS, PruneSettings
 from leanloop.pruning.prompt import estimate_chars_per_token, numbered_entries, sample_text
 from leanloop.pruning.rank import focus_of, line_scores, plan_windows
+from leanloop.pruning.reading import ReadingRules
 
 RESULTS = Path(__file__).parent / "results" / "ranking_recall.md"
 COMMAND = "python -m benchmarks.ranking_recall"
@@ -573,6 +574,28 @@ class Result:
     windows: int
     lines_read: int
     lines: int
+    stopped: float = 0.0
+    """Recall when the pass's stop rules (:class:`ReadingRules`) decide what is read."""
+    stopped_lines: int = 0
+    """Lines read under the stop rules."""
+
+
+def _under_rules(
+    windows: Sequence[set[int]], peaks: Sequence[float], relevant: frozenset[int]
+) -> tuple[float, int]:
+    """Recall and lines read when the pass's stop rules decide, one window a request,
+    the pruning model assumed to keep exactly the relevant lines of what it reads."""
+    rules = ReadingRules(len(windows), peaks=tuple(peaks))
+    seen: set[int] = set()
+    read = 0
+    for position, held in enumerate(windows):
+        if rules.refusal(position, 0.0) is not None:
+            continue
+        rules.start(0.0)
+        seen |= held
+        read += len(held)
+        rules.finish(kept=bool(held & relevant), position=position)
+    return len(relevant & seen) / len(relevant), read
 
 
 def measure(output: Output, query: Query, scorer: Scorer) -> Result:
@@ -589,6 +612,8 @@ def measure(output: Output, query: Query, scorer: Scorer) -> Result:
     scores = scorer(texts, query.text)
     read = [w for w in plan_windows(sizes, scores, window) if w.score > 0]
     held = [{entries[i][0] - 1 for i in range(w.first, w.last + 1)} for w in read]
+    peaks = [max(scores[w.first : w.last + 1]) for w in read]
+    stopped, stopped_lines = _under_rules(held, peaks, query.relevant)
 
     def found(count: int) -> float:
         seen = set().union(*held[:count]) if held[:count] else set()
@@ -610,6 +635,8 @@ def measure(output: Output, query: Query, scorer: Scorer) -> Result:
         windows=len(read),
         lines_read=sum(len(h) for h in held),
         lines=len(output.lines),
+        stopped=stopped,
+        stopped_lines=stopped_lines,
     )
 
 
@@ -638,8 +665,9 @@ def tables(summaries: list[Summary], *, detail: bool) -> str:
     queries = len(summaries[0].results)
     rows = [
         "| ranker | recall | all found | recall, hard | windows read | lines read "
-        f"| recall@1 | recall@3 | recall in {BUDGET_SHARE:.0%} | no hit |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        f"| recall@1 | recall@3 | recall in {BUDGET_SHARE:.0%} | no hit "
+        "| recall, stop rules | lines read, stop rules |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for s in summaries:
         hard = Summary(s.name, s.hard)
@@ -651,7 +679,9 @@ def tables(summaries: list[Summary], *, detail: bool) -> str:
             f"| {_pct(s.mean(lambda r: r.lines_read / r.lines))} "
             f"| {_pct(s.mean(lambda r: r.at1))} | {_pct(s.mean(lambda r: r.at3))} "
             f"| {_pct(s.mean(lambda r: r.in_budget))} "
-            f"| {sum(r.windows == 0 for r in s.results)} |"
+            f"| {sum(r.windows == 0 for r in s.results)} "
+            f"| {_pct(s.mean(lambda r: r.stopped))} "
+            f"| {_pct(s.mean(lambda r: r.stopped_lines / r.lines))} |"
         )
     kinds = ("phrase", "question", "literal")
     rows += ["", "Recall (lines read) by kind of focus:", ""]

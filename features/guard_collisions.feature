@@ -106,3 +106,31 @@ Feature: Rules that meet: the repeat guard against opt-out, pruning, trimming, c
     Then the tool "read_file" ran 1 times
     And the report counts 1 repeated calls
     And request 3 has a tool result containing "already called at step 1"
+
+  Scenario: A result that keeps being trimmed runs again twice, then is a repeat that says the whole does not fit (guard x trimming, bounded)
+    Given a workspace with "a.txt" holding 25 numbered lines
+    And the workspace has "b.txt" holding 25 numbered lines
+    And the workspace has "c.txt" holding 25 numbered lines
+    And the workspace has "d.txt" holding 25 numbered lines
+    Given an agent with tools "read_file", window 2000, trim_keep_steps 1 and the script:
+      | reply                            |
+      | call read_file {"path": "a.txt"} |
+      | call read_file {"path": "b.txt"} |
+      | call read_file {"path": "c.txt"} |
+      | call read_file {"path": "d.txt"} |
+      | call read_file {"path": "a.txt"} |
+      | call read_file {"path": "b.txt"} |
+      | call read_file {"path": "c.txt"} |
+      | call read_file {"path": "d.txt"} |
+      | call read_file {"path": "a.txt"} |
+      | call read_file {"path": "b.txt"} |
+      | call read_file {"path": "c.txt"} |
+      | call read_file {"path": "d.txt"} |
+      | call read_file {"path": "a.txt"} |
+      | Done.                            |
+    When the agent is asked "Sum the files"
+    Then report call 5 notes "ran again: the result of the same call at step 1 was trimmed"
+    And report call 9 notes "ran again: the result of the same call at step 5 was trimmed"
+    And report call 13 notes "repeat of the call at step 9; not run"
+    And tool message 13 in request 14 contains "the whole of it does not fit in the context"
+    And the tool "read_file" ran 12 times

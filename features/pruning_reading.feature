@@ -144,8 +144,30 @@ Feature: Reading best first, stopping early and reading on, crossed with the old
     When the agent is asked "Why did the nightly job stop?"
     Then the report counts 0 repeated calls
     And the "leanloop.pruned" events say reused false, false
-    And the pass before request 3 read 4 request(s), one window each around a line holding "lock"
-    And tool message 2 in request 3 shows the log's lines 130, 350, 470 and 590
+    And the pass before request 3 read 1 request(s), one window each around a line holding "lock wait"
+    And tool message 2 in request 3 shows the log's line 470
+    And tool message 2 in request 3 names the log's lines 130, 350 and 590 as not read because "they match the words looked for much less than the lines found"
+
+  Scenario: Lines that match the focus much less than the line found are named, and reading them later works (weaker match x unread ranges x the guard)
+    Given a reading agent with the script:
+      | reply                                                                                   |
+      | call read_file {"path": "app.log", "output_prune_context": "lock wait timeouts"}        |
+      | call the read_file a pruned result named for line 130 of "app.log"                      |
+      | The job stopped on a lock wait timeout after a deadlock.                                |
+    When the agent is asked "Why did the nightly job stop?"
+    Then tool message 1 in request 2 names the log's line 130 as not read because "they match the words looked for much less than the lines found"
+    And the report counts 0 repeated calls
+    And tool message 2 in request 3 shows the log's line 130
+
+  Scenario: Opting out after a pass stopped at the best match gets the page asked for (weaker match x opt-out)
+    Given an agent with the script:
+      | reply                                                                                   |
+      | call read_file {"path": "app.log", "output_prune_context": "lock wait timeouts"}        |
+      | call read_file {"path": "app.log", "output_prune": false}                               |
+      | The first page shows no error.                                                          |
+    When the agent is asked "Why did the nightly job stop?"
+    Then the report counts 0 repeated calls
+    And tool message 2 in request 3 is exactly what read_file gives for {"path": "app.log"}
 
   Scenario: The same pruned call asked for again at once runs again without the pass, and so without reading on (early stop x the guard x opt-out)
     Given an agent with the script:
@@ -268,3 +290,16 @@ Feature: Reading best first, stopping early and reading on, crossed with the old
     And the report counts 0 repeated calls
     And tool message 5 in request 4 shows the log's line 470
     And the answer is "Three deadlocks, and a lock wait timeout on table invoices."
+
+  Scenario: A small pruning model that names lines by their numbers gets them kept whole, as read_file numbered them (numbers x reading on x unread ranges)
+    Given the pruning model names the lines holding "deadlock" by their numbers
+    And a reading agent with the script:
+      | reply                                                                   |
+      | call read_file {"path": "app.log", "output_prune_context": "deadlocks"} |
+      | Three deadlocks on table orders.                                        |
+    When the agent is asked "Why did the nightly job stop?"
+    Then report call 1 was pruned and notes that it read on to line 640
+    And the pass before request 2 read 3 request(s), one window each around a line holding "deadlock"
+    And every line the pass before request 2 showed has one number, the file's
+    And tool message 1 in request 2 shows the log's lines 130, 350 and 590
+    And tool message 1 in request 2 shows no filler line

@@ -45,7 +45,7 @@ Feature: Pruning that a small model can do, and that never changes what a line s
   Scenario: the small prompt style puts short instructions first and the question after the lines
     When an extraction request is built in the "small" style for the focus "the ERROR lines that report a deadlock"
     Then the system message is the small instructions
-    And the user message ends with "Which lines are the ERROR lines that report a deadlock? Copy those lines exactly."
+    And the user message ends with "Which lines are the ERROR lines that report a deadlock? Write their numbers."
     And the user message shows the numbered lines before the question
 
   Scenario: an answer without markers is read as the output when lines are verified

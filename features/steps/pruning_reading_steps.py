@@ -40,6 +40,7 @@ _OUTPUT_START, _OUTPUT_END = "[PRUNE_OUTPUT_START]", "[PRUNE_OUTPUT_END]"
 # An extraction request shows each output line after the prompt's own number; a
 # read_file output line starts with the file's number: "  12|     130| text".
 _SHOWN = re.compile(r"^\s*\d+\| (.*)$")
+_NUMBERED_SHOWN = re.compile(r"^\s*(\d+)\| (.*)$")
 _FILE_NUMBER = re.compile(r"^\s*(\d+)\| ")
 # "lines 1-14 were not read (why); ask for them with read_file(offset=1, limit=14)", or
 # for several ranges of one reason "lines 1-14, 20-44 were not read (why); ask for them
@@ -120,12 +121,19 @@ def _shown(messages: Sequence[BaseMessage]) -> list[str]:
 
 
 def _file_lines(messages: Sequence[BaseMessage]) -> list[int]:
-    """The file line numbers of the read_file lines an extraction request showed."""
+    """The file line numbers of the read_file lines an extraction request showed.
+
+    The small prompt style shows read_file's lines under the request's numbers alone
+    (ADR 0006 amendment 6); the log here is read from its first line, so those are the
+    file's numbers. A line that still carries read_file's own number gives that one.
+    """
     numbers = []
-    for line in _shown(messages):
-        found = _FILE_NUMBER.match(line)
-        if found is not None:
-            numbers.append(int(found[1]))
+    for line in str(messages[-1].content).split("\n"):
+        shown = _NUMBERED_SHOWN.match(line)
+        if shown is None or shown[2].startswith("[lines "):  # read_file's closing line
+            continue
+        own = _FILE_NUMBER.match(shown[2])
+        numbers.append(int(own[1]) if own is not None else int(shown[1]))
     return numbers
 
 
@@ -148,6 +156,27 @@ def _keeper(word: str, seen: list[list[BaseMessage]] | None = None) -> Callable[
 def step_keeper(context: Context, word: str) -> None:
     context.reading_word = word
     runs.setup(context).extractor = ScriptedChatModel(replies=[_keeper(word)], repeat_last=True)
+
+
+def _namer(word: str) -> Callable[..., str]:
+    """An extraction answer that names the shown lines holding ``word`` by their numbers,
+    as the small prompt asks (``[PRUNE_OUTPUT_START, 130, 350]``, a 0.5B's own form)."""
+
+    def name(messages: list[BaseMessage]) -> str:
+        numbers = [
+            found[1]
+            for line in str(messages[-1].content).split("\n")
+            if (found := _NUMBERED_SHOWN.match(line)) is not None and word in found[2]
+        ]
+        return "[" + ", ".join([_OUTPUT_START.strip("[]"), *numbers]) + "]"
+
+    return name
+
+
+@given('the pruning model names the lines holding "{word}" by their numbers')
+def step_namer(context: Context, word: str) -> None:
+    context.reading_word = word
+    runs.setup(context).extractor = ScriptedChatModel(replies=[_namer(word)], repeat_last=True)
 
 
 @given("the pruning model is declared as a small model with a window of {tokens:d} tokens")
@@ -421,6 +450,17 @@ def step_pass_windows(context: Context, n: int, count: int, word: str) -> None:
         assert [ln for ln in _shown(messages) if word in ln], _shown(messages)
 
 
+@then("every line the pass before request {n:d} showed has one number, the file's")
+def step_one_number(context: Context, n: int) -> None:
+    for messages in _pass_requests(context, n):
+        for line in str(messages[-1].content).split("\n"):
+            shown = _NUMBERED_SHOWN.match(line)
+            if shown is None or shown[2].startswith("[lines "):
+                continue
+            assert _FILE_NUMBER.match(shown[2]) is None, line  # read_file's own number
+            assert _log(context).line(int(shown[1])) == shown[2], line
+
+
 @then("the pass before request {n:d} made no extraction request")
 def step_no_pass(context: Context, n: int) -> None:
     requests = _pass_requests(context, n)
@@ -489,6 +529,21 @@ def step_shows_lines(context: Context, i: int, n: int, numbers: str) -> None:
         # As read_file numbers it (the number's width is read_file's own).
         wanted = f"{number}| {_log(context).line(number)}"
         assert wanted in shown, (wanted, text[-600:])
+
+
+@then(
+    "tool message {i:d} in request {n:d} names the log's line {numbers} as not read "
+    'because "{reason}"'
+)
+@then(
+    "tool message {i:d} in request {n:d} names the log's lines {numbers} as not read "
+    'because "{reason}"'
+)
+def step_named_lines(context: Context, i: int, n: int, numbers: str, reason: str) -> None:
+    spans = _named_spans(_tool_message(context, i, n))
+    for number in (int(x) for x in re.split(r",\s*|\s+and\s+", numbers)):
+        why = [r for first, last, r in spans if first <= number <= last]
+        assert why == [reason], (number, spans)
 
 
 @then("tool message {i:d} in request {n:d} is the text of tool message {j:d} in request {m:d}")

@@ -85,3 +85,21 @@ def test_packing_respects_the_budget() -> None:
     windows = [Window(i * 2, i * 2 + 1, 1.0) for i in range(4)]
     batches = pack_windows(windows, [10] * 8, budget=45)
     assert [len(batch) for batch in batches] == [2, 2]
+
+
+def test_the_path_being_read_is_not_looked_for_inside_it() -> None:
+    focus = focus_of("in logs/api-04.log, the build_tag of service=report-lynx").without(
+        "./logs/api-04.log"
+    )
+    assert "logs/api-04.log" not in focus.literals
+    assert "api-04.log" not in focus.words and "logs" not in focus.words
+    assert {"build_tag", "report-lynx"} <= set(focus.literals)
+    header = "# logs/api-04.log: request log, one event per line"
+    wanted = "service=report-lynx env=prod build_tag=b4443a77"
+    assert line_scores([header, wanted, "filler"], focus)[0] == 0.0
+
+
+def test_no_subject_leaves_the_focus_as_it_is() -> None:
+    focus = focus_of("the ERROR lines in app.log")
+    assert focus.without(None) == focus
+    assert focus.without("  ") == focus

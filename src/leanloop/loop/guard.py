@@ -12,9 +12,13 @@ The guard never hides data. A call is a repeat only when its meta-arguments matc
 (``output_prune: false`` after a pruned result asks for something new: the whole
 output), and a call whose earlier result the model can no longer read whole — trimmed
 from the request view, or pruned — runs again (:attr:`Rerun.unpruned` says to skip
-pruning, since the model asked again for what pruning left out). A repeat of a result a
-cap cut would be cut the same way: its reminder quotes where the result ended, with the
-offset to read on.
+pruning, since the model asked again for what pruning left out). Such a call runs again
+at most :data:`MAX_RERUNS` times: a result that fits only pruned is otherwise shown whole,
+trimmed for room, pruned again, shown whole… at every step (measured on the 1.5B, three
+files re-read at each of seven steps until the budget was spent); after that the call is
+a repeat whose reminder says the whole output does not fit and how to read a part. A
+repeat of a result a cap cut would be cut the same way: its reminder quotes where the
+result ended, with the offset to read on.
 """
 
 from __future__ import annotations
@@ -25,7 +29,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CallGuard", "Fingerprint", "Repeat", "Rerun", "Visibility", "workspace_fingerprint"]
+__all__ = [
+    "MAX_RERUNS",
+    "CallGuard",
+    "Fingerprint",
+    "Repeat",
+    "Rerun",
+    "Visibility",
+    "workspace_fingerprint",
+]
 
 Fingerprint = Callable[[str, Mapping[str, Any]], object]
 """Returns what a call's result depends on (``None`` when unknown) for a name and args."""
@@ -35,6 +47,9 @@ Visibility = Callable[[], str]
 
 _REMINDER_CHARS = 240
 _NOT_WHOLE = frozenset({"trimmed", "pruned"})
+MAX_RERUNS = 2
+"""How often one call runs again because its result was trimmed or pruned (whole once,
+pruned once); then it is a repeat."""
 
 
 @dataclass(frozen=True)
@@ -74,6 +89,8 @@ class _Seen:
     ok: bool = True
     fate: Visibility | None = None
     """What became of the result since (trimmed, cut, pruned), when known."""
+    reruns: int = 0
+    """How often this call ran again because its result was trimmed or pruned."""
 
 
 @dataclass
@@ -103,9 +120,12 @@ class CallGuard:
             self._seen[key] = _Seen(step)
             return None
         fate = earlier.fate() if earlier.fate is not None and earlier.ok else "kept"
-        if fate in _NOT_WHOLE:
-            self._seen[key] = _Seen(step)  # claimed anew: the rerun's twins are repeats
+        if fate in _NOT_WHOLE and earlier.reruns < MAX_RERUNS:
+            # Claimed anew: the rerun's twins are repeats.
+            self._seen[key] = _Seen(step, reruns=earlier.reruns + 1)
             return Rerun(earlier.step, fate)
+        if fate in _NOT_WHOLE:
+            return Repeat(earlier.step, _no_room_reminder(earlier))
         return Repeat(earlier.step, _reminder(earlier, cut=fate == "cut"))
 
     def remember(
@@ -127,7 +147,8 @@ class CallGuard:
         key = self._key(name, args, meta)  # as things are now: after a write, the new content
         earlier = self._seen.get(key)
         if earlier is None or earlier.result is None:
-            self._seen[key] = _Seen(earlier.step if earlier else step, result, ok, fate)
+            reruns = earlier.reruns if earlier else 0
+            self._seen[key] = _Seen(earlier.step if earlier else step, result, ok, fate, reruns)
 
     def end_round(self, *, repeated: int, ran: int) -> None:
         """Count a finished round: all calls repeated, or at least one new one ran."""
@@ -171,6 +192,17 @@ def _reminder(earlier: _Seen, *, cut: bool = False) -> str:
         f"already called at step {earlier.step} with the same arguments; its result began: "
         f"{first!r}. Do not call it again: answer from what you have, or do something "
         "different."
+    )
+
+
+def _no_room_reminder(earlier: _Seen) -> str:
+    # The model has had this result whole and pruned; running it again would only start
+    # the same round again. Say why it is gone and what does fit.
+    return (
+        f"already called at step {earlier.step} with the same arguments, and its result "
+        "was shown whole and pruned before: the whole of it does not fit in the context "
+        "beside what else you read. Do not call it again: read a part of it (a narrower "
+        "range, offset and limit, or a search), or answer from what you have."
     )
 
 

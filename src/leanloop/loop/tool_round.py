@@ -368,7 +368,11 @@ class ToolRunner:
         text, pruned = outcome.text, False
         if prune:
             task = context(ran.args)
-            text, pruned = await self._prune(outcome.name, text, ran.request, task, step)
+            path = ran.args.get("path")
+            subject = path if isinstance(path, str) else None
+            text, pruned = await self._prune(
+                outcome.name, text, ran.request, task, step, subject=subject
+            )
             text = clean_text(text)  # the extraction model's words are not checked text
         elif kept:
             notes.append(KEPT_WHOLE_NOTE)
@@ -409,7 +413,14 @@ class ToolRunner:
         return CallResult(call, capped, outcome.ok, pruned=pruned), record
 
     async def _prune(
-        self, tool: str, raw: str, request: PruneRequest, context: str, step: int
+        self,
+        tool: str,
+        raw: str,
+        request: PruneRequest,
+        context: str,
+        step: int,
+        *,
+        subject: str | None = None,
     ) -> tuple[str, bool]:
         assert self.pruner is not None
 
@@ -424,6 +435,7 @@ class ToolRunner:
             task_context=context,
             config=self.config,
             on_chunk=progress,
+            subject=subject,
         )
         self.report.note_extraction(self.pruner.usage)  # the pass's requests so far
         if outcome.unread:

@@ -52,6 +52,7 @@ from leanloop.pruning.markers import (
     parse_prune_response,
     restore_reserved,
 )
+from leanloop.pruning.numbers import lines_named
 from leanloop.pruning.prompt import (
     Chunk,
     PromptStyle,
@@ -74,7 +75,7 @@ from leanloop.pruning.rank import (
     pack_windows,
     plan_windows,
 )
-from leanloop.pruning.reading import FINAL_REASONS, ReadingRules
+from leanloop.pruning.reading import FINAL_REASONS, WEAKER_SHARE, ReadingRules
 from leanloop.pruning.schema import PRUNE_ARG, PruneRequest
 from leanloop.pruning.speed import ServerSpeed, processed_tokens
 from leanloop.pruning.verify import RawIndex, Verified, strip_line_numbers, verify_lines
@@ -336,6 +337,8 @@ class _Plan:
     request, read whole; 0: no line holds one, read in order)."""
     focus: Focus | None = None
     """What the windows were scored by (``None``: not read by windows)."""
+    peaks: tuple[float, ...] = ()
+    """The best line score of each request (``()``: not read by windows)."""
 
 
 @dataclass(frozen=True)
@@ -422,6 +425,7 @@ class Pruner:
         task_context: str,
         config: RunnableConfig | None = None,
         on_chunk: ChunkDone | None = None,
+        subject: str | None = None,
     ) -> PruneOutcome:
         """Prune one tool output, or explain why the raw output is kept.
 
@@ -434,6 +438,8 @@ class Pruner:
             config: Passed to the pruning model so callbacks and tracing propagate.
             on_chunk: Told ``(done, total)`` as each chunk of a long pass finishes, so a
                 person watching sees the pass move; its failures never stop the pass.
+            subject: The path the output was read from, when the call names one: its
+                words say nothing about where to look inside it (:meth:`Focus.without`).
 
         Passes of one pruner run one after another (the calls of one reply, prefetched
         files): each pass's deadline then counts its own reading, not the queue of another
@@ -473,6 +479,7 @@ class Pruner:
                     config=config,
                     started=started,
                     on_chunk=on_chunk,
+                    subject=subject,
                 )
             except Exception as exc:  # a bug in the pass must not fail the run either
                 logger.debug("the pruning pass failed unexpectedly", exc_info=True)
@@ -495,11 +502,12 @@ class Pruner:
         config: RunnableConfig | None,
         started: float,
         on_chunk: ChunkDone | None = None,
+        subject: str | None = None,
     ) -> PruneOutcome:
         focus = request.focus[:_FOCUS_CHARS] if request.focus is not None else None
         task_context = task_context[:_TASK_CONTEXT_CHARS]
         lines = split_raw_lines(raw)
-        plan = await self._plan(tool_name, lines, focus, task_context)
+        plan = await self._plan(tool_name, lines, focus, task_context, subject)
         deadline = self._settings.deadline
         index = RawIndex(lines) if self._settings.verify else None
         pieces = await self._extract_all(
@@ -598,13 +606,20 @@ class Pruner:
         return None
 
     async def _plan(
-        self, tool_name: str, lines: list[str], focus: str | None, task_context: str
+        self,
+        tool_name: str,
+        lines: list[str],
+        focus: str | None,
+        task_context: str,
+        subject: str | None = None,
     ) -> _Plan:
         """The requests of the pass, in the order to read them.
 
-        An output that fits one request is read whole. A larger one is cut into small
-        windows around the lines that hold what the pass looks for, packed best first
-        into requests (:mod:`leanloop.pruning.rank`); the pass may stop before the last.
+        An output that fits one request is read whole (for a small model, one window a
+        request, only when nothing scores or the hits are dense). A larger one is cut into
+        small windows around the lines that hold what the pass looks for, packed best
+        first into requests (:mod:`leanloop.pruning.rank`); the pass may stop before the
+        last.
         """
         settings = self._settings
         sample = sample_text(lines, SAMPLE_CHARS)
@@ -629,13 +644,16 @@ class Pruner:
         )
         if settings.max_chunk_tokens is not None:
             budget = max(min(budget, int(settings.max_chunk_tokens * ratio)), 1)
-        entries = numbered_entries(lines, budget)
+        entries = numbered_entries(lines, budget, one_number=settings.prompt_style == "small")
         whole = pack_entries(entries, budget)
-        if len(whole) == 1:
+        # A small model reads one window a request (pack_windows off) even when the
+        # whole output would fit one: shown the 41 lines of a file at once, the 0.5B named
+        # a wrong line; shown the best window, the right one (amendment 6).
+        if len(whole) == 1 and settings.pack_windows:
             logger.debug("pruning %s: %.2f characters a token (%s)", tool_name, ratio, source)
             return _Plan(whole, ratio, source)
         texts = [text.split("| ", 1)[-1] for _, text in entries]
-        look_for = focus_of(focus if focus is not None else task_context)
+        look_for = focus_of(focus if focus is not None else task_context).without(subject)
         scores = line_scores(texts, look_for)
         sizes = [len(text) + 1 for _, text in entries]
         window = max(min(int(settings.window_tokens_read * ratio), budget), 1)
@@ -656,7 +674,15 @@ class Pruner:
         footer = tool_name == _READ_FILE and bool(_FOOTER.match(lines[-1])) and len(entries) > 1
         planned = len(entries) - 1 if footer else len(entries)
         windows = plan_windows(sizes[:planned], scores[:planned], window)
-        hit = sum(sum(sizes[w.first : w.last + 1]) for w in windows if w.score > 0)
+        # Only the windows the weaker-match rule would let the pass read count: a literal
+        # on every line of a kind (rollback_id on each deploy line) makes windows around
+        # all of them, but the pass reads those near the best score.
+        best = max(scores[:planned], default=0.0)
+        hit = sum(
+            sum(sizes[w.first : w.last + 1])
+            for w in windows
+            if w.score > 0 and max(scores[w.first : w.last + 1]) >= WEAKER_SHARE * best
+        )
         if hit > _DENSE_SHARE * sum(sizes):
             # Windows around the hits would cover most of the output: they would save
             # little reading and cost a request (and an answer) each. Read it whole.
@@ -676,6 +702,9 @@ class Pruner:
             batches[0] = [*batches[0], Window(planned, planned, 0.0)]
         chunks = [window_chunk(entries, [(w.first, w.last) for w in batch]) for batch in batches]
         scoring = sum(1 for batch in batches if batch[0].score > 0)
+        peaks = tuple(
+            max(max(scores[w.first : w.last + 1], default=0.0) for w in batch) for batch in batches
+        )
         logger.debug(
             "pruning %s: %.2f characters a token (%s), windows of %d characters in requests "
             "of %d: %d request(s), %d holding what is looked for (%s)",
@@ -688,7 +717,7 @@ class Pruner:
             scoring,
             look_for.describe() or "nothing",
         )
-        return _Plan(chunks, ratio, source, scoring=scoring, focus=look_for)
+        return _Plan(chunks, ratio, source, scoring=scoring, focus=look_for, peaks=peaks)
 
     async def _measure(self, sample: str) -> float | None:
         if self._count_ratio is None or not sample.strip():
@@ -720,7 +749,7 @@ class Pruner:
         limits = _Limits(
             asyncio.Semaphore(self._settings.concurrency), deadline_at, plan.chars_per_token
         )
-        rules = ReadingRules(plan.scoring, allowance=self._settings.read_tokens)
+        rules = ReadingRules(plan.scoring, allowance=self._settings.read_tokens, peaks=plan.peaks)
         call_config = _call_config(config)
         shown = plan.scoring or len(chunks)  # what progress counts towards
         done = 0
@@ -732,7 +761,7 @@ class Pruner:
             )
             answered = [p.answer for p in pieces if p.answer is not None]
             if answered:
-                rules.finish(kept=any(_keeps(a, index) for a in answered))
+                rules.finish(kept=any(_keeps(a, index) for a in answered), position=part - 1)
             done += 1
             if on_chunk is not None and len(chunks) > 1:
                 try:
@@ -754,9 +783,13 @@ class Pruner:
                     pieces.extend(p for task in finished for p in task.result())
                 tokens = len(chunk.text) / plan.chars_per_token
                 refusal = rules.refusal(position, tokens)
-                if refusal is None and running and rules.found:
+                if refusal is None and running and (rules.found or plan.scoring):
                     # The rules judge what has come back: wait for the requests in
-                    # flight before starting one the evidence may make unnecessary.
+                    # flight before starting one the evidence may make unnecessary. A
+                    # reading by score is one request at a time from the start: the best
+                    # request often holds all there is, and the requests queued behind it
+                    # on a one-slot server would be read for nothing (measured: four
+                    # windows in flight at once, the first answered after 48 s).
                     finished, running = await asyncio.wait(running)
                     pieces.extend(p for task in finished for p in task.result())
                     refusal = rules.refusal(position, tokens)
@@ -780,6 +813,9 @@ class Pruner:
     ) -> list[_Piece]:
         try:
             answer = await self._extract_one(build(chunk, part), limits, config)
+            named = lines_named(answer.output, chunk)
+            if named is not None:  # the answer named lines by number
+                answer = dataclasses.replace(answer, output=named)
         except _ExtractionFailed as failed:
             halves = split_chunk(chunk) if failed.too_large and depth < _MAX_SPLITS else None
             if halves is None:
@@ -930,7 +966,8 @@ def _file_line(raw_lines: Sequence[str], number: int) -> int | None:
 
 
 def _unread(failed: list[_Piece]) -> list[UnreadRange]:
-    """The line ranges of the pieces not read, in order, neighbours joined."""
+    """The line ranges of the pieces not read, in order, neighbours of one reason joined
+    (each note then names its own ranges exactly)."""
     spans = sorted(
         (first, last, piece.failure or "failed")
         for piece in failed
@@ -938,8 +975,14 @@ def _unread(failed: list[_Piece]) -> list[UnreadRange]:
     )
     ranges: list[UnreadRange] = []
     for first, last, reason in spans:
-        if ranges and first <= ranges[-1].last_line + 1:
-            previous = ranges.pop()
+        previous = ranges[-1] if ranges else None
+        # Overlapping spans (a chunk split after a refusal) are joined whatever their
+        # reasons; touching ones only when they share one.
+        if previous is not None and (
+            first <= previous.last_line
+            or (first == previous.last_line + 1 and previous.reason == reason)
+        ):
+            ranges.pop()
             reasons = "; ".join(dict.fromkeys([*previous.reason.split("; "), reason]))
             joined = min(first, previous.first_line), max(last, previous.last_line)
             ranges.append(UnreadRange(*joined, reasons))

@@ -88,6 +88,25 @@ class Focus:
         """Whether there is nothing to look for."""
         return not self.words and not self.literals
 
+    def without(self, subject: str | None) -> Focus:
+        """This focus less the terms of ``subject``, the path of the output being read.
+
+        A question names the file it asks about ("in logs/api-04.log, the build_tag of
+        …"); inside that file's output the path says nothing about where to look, and a
+        header line that repeats it would outrank the lines asked for.
+        """
+        if not subject or not subject.strip():
+            return self
+        path = subject.strip().removeprefix("./")
+        gone = set(focus_terms(path))
+        words = tuple(w for w in self.words if w not in gone)
+        literals = tuple(
+            literal
+            for literal in self.literals
+            if literal != path and not path.endswith("/" + literal) and literal.lower() not in gone
+        )
+        return Focus(words, literals)
+
     def describe(self) -> str:
         """The terms as a short list for the info block (``deadlock, "ERROR"``)."""
         shown = [*self.words[:6], *(f'"{literal}"' for literal in self.literals[:4])]

@@ -9,6 +9,11 @@ The pass stops:
   :data:`NO_FOCUS_WORD`;
 - when :data:`PATIENCE` requests in a row yielded nothing once something was found, in
   a reading by score: :data:`NOTHING_MORE`;
+- when a request's best line matches less than :data:`WEAKER_SHARE` as well as the best
+  line of a request that kept something: :data:`WEAKER` (measured on the context
+  suite's logs: the line asked for scores about twice what a near miss sharing most of
+  its words does, so the pass reads the line and stops instead of reading every near
+  miss at a request each);
 - when the next request would take the pass past its token allowance
   (``pruning`` settings' ``read_tokens``; the first request is always read):
   :data:`OVER_ALLOWANCE`.
@@ -28,6 +33,8 @@ __all__ = [
     "NO_FOCUS_WORD",
     "OVER_ALLOWANCE",
     "PATIENCE",
+    "WEAKER",
+    "WEAKER_SHARE",
     "ReadingRules",
 ]
 
@@ -36,7 +43,10 @@ PATIENCE = 2
 NO_FOCUS_WORD = "no word looked for is in them"
 NOTHING_MORE = f"{PATIENCE} parts in a row before them held nothing"
 OVER_ALLOWANCE = "over the reading allowance"
-FINAL_REASONS = frozenset({NO_FOCUS_WORD, NOTHING_MORE, OVER_ALLOWANCE})
+WEAKER_SHARE = 0.6
+"""A request whose best line scores under this share of the best line found is not read."""
+WEAKER = "they match the words looked for much less than the lines found"
+FINAL_REASONS = frozenset({NO_FOCUS_WORD, NOTHING_MORE, OVER_ALLOWANCE, WEAKER})
 """Reasons the same pass would give again: an extract left unread only for these is
 as good as the pass can make it, so it may be reused for an identical output."""
 
@@ -50,10 +60,13 @@ class ReadingRules:
             for; ``None`` when the pass was not planned by score (one request, or no
             windows), so only the allowance applies.
         allowance: The most prompt tokens of output the pass reads (``None``: no limit).
+        peaks: The best line score of each request, in reading order (``()``: not known,
+            so the weaker-match rule does not apply).
     """
 
     scoring: int | None
     allowance: float | None = None
+    peaks: tuple[float, ...] = ()
     found: bool = False
     """Whether a request read so far kept a line."""
     empty_in_a_row: int = 0
@@ -61,6 +74,8 @@ class ReadingRules:
     tokens: float = 0.0
     """Prompt tokens of the requests started so far."""
     started: int = 0
+    best_found: float = 0.0
+    """The best line score of the requests that kept a line."""
 
     def refusal(self, position: int, tokens: float) -> str | None:
         """Why the request at ``position`` (0-based, reading order) is not read, or ``None``.
@@ -75,6 +90,8 @@ class ReadingRules:
         # word looked for), the next part may hold the next relevant line.
         if self.scoring and self.found and self.empty_in_a_row >= PATIENCE:
             return NOTHING_MORE
+        if self.scoring and self._peak(position) < WEAKER_SHARE * self.best_found:
+            return WEAKER
         if self.allowance is not None and self.started and self.tokens + tokens > self.allowance:
             return OVER_ALLOWANCE
         return None
@@ -84,10 +101,22 @@ class ReadingRules:
         self.started += 1
         self.tokens += tokens
 
-    def finish(self, *, kept: bool) -> None:
-        """Count a finished request: whether it kept a line."""
+    def finish(self, *, kept: bool, position: int | None = None) -> None:
+        """Count a finished request: whether it kept a line.
+
+        Args:
+            kept: Whether the request's answer kept a verified line.
+            position: The request's place in the reading order (its peak then counts
+                towards the weaker-match rule).
+        """
         if kept:
             self.found = True
             self.empty_in_a_row = 0
+            if position is not None and position < len(self.peaks):
+                self.best_found = max(self.best_found, self.peaks[position])
         elif self.found:
             self.empty_in_a_row += 1
+
+    def _peak(self, position: int) -> float:
+        # Unknown peaks never make a request weaker than another.
+        return self.peaks[position] if position < len(self.peaks) else float("inf")
