@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from leanloop.pruning.extract import _keeps
+from leanloop.pruning.markers import PruneParse
 from leanloop.pruning.numbers import MAX_RANGE_LINES, lines_named
 from leanloop.pruning.prompt import Chunk, carries_own_numbers, numbered_entries, window_chunk
+from leanloop.pruning.verify import RawIndex
 
 LOG = [f"{n:6d}| event {n}" for n in range(1, 121)]
 
@@ -59,3 +62,11 @@ def test_an_output_that_numbers_few_lines_keeps_them() -> None:
     lines = ["12| a table row", "plain text", "more text", "and more"]
     assert not carries_own_numbers(lines)
     assert numbered_entries(lines, 1_000, one_number=True)[0][1] == "   1| 12| a table row"
+
+
+def test_keeping_only_read_files_closing_line_is_not_finding_something() -> None:
+    raw = [f"{n:6d}| event {n}" for n in range(1, 4)] + ["[lines 1-3 of 3; end of file]"]
+    footer = PruneParse(info=None, output="   4| [lines 1-3 of 3; end of file]")
+    line = PruneParse(info=None, output="   2| event 2")
+    assert not _keeps(footer, RawIndex(raw)) and not _keeps(footer, None)
+    assert _keeps(line, RawIndex(raw)) and _keeps(line, None)

@@ -1032,11 +1032,17 @@ def _final(unread: UnreadRange) -> bool:
 
 
 def _keeps(answer: PruneParse, index: RawIndex | None) -> bool:
-    """Whether ``answer`` keeps a line (one found in the output, when verifying)."""
+    """Whether ``answer`` keeps a line (one found in the output, when verifying).
+
+    read_file's closing line is shown with the best windows so the pass can keep it; it
+    says where the file ends, not what the pass looks for, so keeping it alone is not
+    finding something (the 0.5B named it, and the stop rules then left the line asked
+    for unread).
+    """
     lines = [line for line in restore_reserved(answer.output).split("\n") if line.strip()]
-    if index is None:
-        return bool(lines)
-    return any(index.find(line) is not None for line in lines)
+    if index is not None:
+        lines = [found for line in lines if (found := index.find(line)) is not None]
+    return any(not _FOOTER.match(strip_line_numbers([line])[0].strip()) for line in lines)
 
 
 def _in_order(kept: list[str], raw_lines: list[str]) -> str:
