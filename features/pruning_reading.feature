@@ -301,5 +301,7 @@ Feature: Reading best first, stopping early and reading on, crossed with the old
     Then report call 1 was pruned and notes that it read on to line 640
     And the pass before request 2 read 3 request(s), one window each around a line holding "deadlock"
     And every line the pass before request 2 showed has one number, the file's
+    And the pass before request 2 never showed read_file's closing line
+    And the kept lines of tool message 1 in request 2 end with read_file's closing line
     And tool message 1 in request 2 shows the log's lines 130, 350 and 590
     And tool message 1 in request 2 shows no filler line

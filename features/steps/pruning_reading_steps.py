@@ -461,6 +461,19 @@ def step_one_number(context: Context, n: int) -> None:
             assert _log(context).line(int(shown[1])) == shown[2], line
 
 
+@then("the pass before request {n:d} never showed read_file's closing line")
+def step_no_footer_shown(context: Context, n: int) -> None:
+    for messages in _pass_requests(context, n):
+        assert "[lines " not in str(messages[-1].content), messages[-1].content
+
+
+@then("the kept lines of tool message {i:d} in request {n:d} end with read_file's closing line")
+def step_footer_kept(context: Context, i: int, n: int) -> None:
+    text = _tool_message(context, i, n)
+    kept = text.split(_OUTPUT_START, 1)[1].split(_OUTPUT_END, 1)[0].strip().split("\n")
+    assert re.fullmatch(r"\[lines 1-\d+ of \d+[^\]]*\]", kept[-1].strip()), kept[-3:]
+
+
 @then("the pass before request {n:d} made no extraction request")
 def step_no_pass(context: Context, n: int) -> None:
     requests = _pass_requests(context, n)

@@ -69,7 +69,6 @@ from leanloop.pruning.prompt import (
 )
 from leanloop.pruning.rank import (
     Focus,
-    Window,
     focus_of,
     line_scores,
     pack_windows,
@@ -339,6 +338,8 @@ class _Plan:
     """What the windows were scored by (``None``: not read by windows)."""
     peaks: tuple[float, ...] = ()
     """The best line score of each request (``()``: not read by windows)."""
+    footer: str | None = None
+    """read_file's closing line, when the windows leave it out: added to what is kept."""
 
 
 @dataclass(frozen=True)
@@ -545,7 +546,8 @@ class Pruner:
         unread = _unread(failed)
         notes = _unread_notes(unread, tool_name, lines)
         looked = _looked_for(plan)
-        text = format_pruned(_info(merged, len(raw), chunks, [*looked, *notes]), merged.output)
+        output = _with_footer(merged.output, plan.footer)
+        text = format_pruned(_info(merged, len(raw), chunks, [*looked, *notes]), output)
         seconds = time.perf_counter() - started
         if len(text) >= len(raw):
             logger.info("pruning the %s output saved nothing; keeping it whole", tool_name)
@@ -669,8 +671,9 @@ class Pruner:
                 len(whole),
             )
             return _Plan(whole, ratio, source, scoring=0, focus=look_for)
-        # read_file's closing line (which lines of how many, what comes next) is shown with
-        # the best windows, never left unread for want of a focus word.
+        # read_file's closing line (which lines of how many, what comes next) is not shown
+        # to the pruning model: asked for line numbers, the 0.5B and the 1.5B both named
+        # it. The pass adds it to what is kept (_with_footer), never left unread.
         footer = tool_name == _READ_FILE and bool(_FOOTER.match(lines[-1])) and len(entries) > 1
         planned = len(entries) - 1 if footer else len(entries)
         windows = plan_windows(sizes[:planned], scores[:planned], window)
@@ -698,8 +701,6 @@ class Pruner:
             return _Plan(whole, ratio, source)
         packed = budget if settings.pack_windows else window
         batches = pack_windows(windows, sizes, packed)
-        if footer:
-            batches[0] = [*batches[0], Window(planned, planned, 0.0)]
         chunks = [window_chunk(entries, [(w.first, w.last) for w in batch]) for batch in batches]
         scoring = sum(1 for batch in batches if batch[0].score > 0)
         peaks = tuple(
@@ -717,7 +718,15 @@ class Pruner:
             scoring,
             look_for.describe() or "nothing",
         )
-        return _Plan(chunks, ratio, source, scoring=scoring, focus=look_for, peaks=peaks)
+        return _Plan(
+            chunks,
+            ratio,
+            source,
+            scoring=scoring,
+            focus=look_for,
+            peaks=peaks,
+            footer=lines[-1] if footer else None,
+        )
 
     async def _measure(self, sample: str) -> float | None:
         if self._count_ratio is None or not sample.strip():
@@ -1043,6 +1052,13 @@ def _keeps(answer: PruneParse, index: RawIndex | None) -> bool:
     if index is not None:
         lines = [found for line in lines if (found := index.find(line)) is not None]
     return any(not _FOOTER.match(strip_line_numbers([line])[0].strip()) for line in lines)
+
+
+def _with_footer(output: str, footer: str | None) -> str:
+    """``output`` ending with read_file's closing line, once."""
+    if footer is None or footer in output.split("\n"):
+        return output
+    return f"{output}\n{footer}" if output.strip() else footer
 
 
 def _in_order(kept: list[str], raw_lines: list[str]) -> str:
