@@ -134,3 +134,34 @@ Feature: Rules that meet: the repeat guard against opt-out, pruning, trimming, c
     And report call 13 notes "repeat of the call at step 9; not run"
     And tool message 13 in request 14 contains "the whole of it does not fit in the context"
     And the tool "read_file" ran 12 times
+
+  Scenario: With the small profile the same pruned call is a repeat that points at the extract; output_prune false still gets the whole output (guard x pruning x opt-out, small profile)
+    Given an agent with tools "read_file", allow_tool_output_pruning true, window 200000, prompt_profile "small" and the script:
+      | reply                                                                    |
+      | call read_file {"path": "app.log", "limit": 400}                         |
+      | call read_file {"path": "app.log", "limit": 400}                         |
+      | call read_file {"path": "app.log", "limit": 400, "output_prune": false}  |
+      | Done.                                                                    |
+    When the agent is asked "Why did the nightly job stop?"
+    Then report call 1 has fate "pruned"
+    And report call 2 notes "repeat of the call at step 1; not run"
+    And tool message 2 in request 3 contains "its pruned result above holds the lines that matter"
+    And report call 3 has fate "cut" and was not pruned
+    And the tool "read_file" ran 2 times
+
+  Scenario: With the small profile a trimmed result asked for again still comes back (guard x trimming, small profile)
+    Given a workspace with "a.txt" holding 25 numbered lines
+    And the workspace has "b.txt" holding 25 numbered lines
+    And the workspace has "c.txt" holding 25 numbered lines
+    And the workspace has "d.txt" holding 25 numbered lines
+    Given an agent with tools "read_file", window 2000, trim_keep_steps 1, prompt_profile "small" and the script:
+      | reply                            |
+      | call read_file {"path": "a.txt"} |
+      | call read_file {"path": "b.txt"} |
+      | call read_file {"path": "c.txt"} |
+      | call read_file {"path": "d.txt"} |
+      | call read_file {"path": "a.txt"} |
+      | Done.                            |
+    When the agent is asked "Sum the files"
+    Then report call 1 has fate "trimmed"
+    And report call 5 notes "ran again: the result of the same call at step 1 was trimmed"

@@ -50,3 +50,19 @@ def test_a_kept_result_is_a_repeat_at_once() -> None:
     _ran(guard, 0, "kept")
     repeat = guard.check("read_file", ARGS, step=1)
     assert isinstance(repeat, Repeat) and "its result began" in repeat.reminder
+
+
+def test_without_pruned_reruns_a_pruned_result_is_a_repeat_pointing_at_the_extract() -> None:
+    guard = CallGuard(rerun_pruned=False)
+    guard.check("read_file", ARGS, step=0)
+    _ran(guard, 0, "pruned")
+    repeat = guard.check("read_file", ARGS, step=1)
+    assert isinstance(repeat, Repeat) and "output_prune=false" in repeat.reminder
+    assert guard.check("read_file", ARGS, step=2, meta=("no-prune",)) is None
+
+
+def test_without_pruned_reruns_a_trimmed_result_still_runs_again() -> None:
+    guard = CallGuard(rerun_pruned=False)
+    guard.check("read_file", ARGS, step=0)
+    _ran(guard, 0, "trimmed")
+    assert isinstance(guard.check("read_file", ARGS, step=1), Rerun)

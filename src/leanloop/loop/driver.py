@@ -268,9 +268,12 @@ class AgentLoop:
             window_tokens=pruning_window,
             chars_per_token=budget.chars_per_token,
         )
+        profile = pick_profile(self.spec.prompt_profile, self.spec.model.model)
+        report.prompt_profile = profile.name
         guard = CallGuard(
             max_repeats=self.spec.max_repeated_calls,
             fingerprint=workspace_fingerprint(self.spec.workspace),
+            rerun_pruned=profile.rerun_pruned,
         )
         runner = ToolRunner(
             spec=self.spec,
@@ -281,8 +284,6 @@ class AgentLoop:
             guard=guard,
             question=question,
         )
-        profile = pick_profile(self.spec.prompt_profile, self.spec.model.model)
-        report.prompt_profile = profile.name
         opening = list(messages)
         base = opening[0] if opening and isinstance(opening[0], SystemMessage) else None
         if profile.guidance and self.schemas:

@@ -99,6 +99,9 @@ class CallGuard:
 
     max_repeats: int = 2
     fingerprint: Fingerprint | None = None
+    rerun_pruned: bool = True
+    """Whether a call whose result was pruned runs again, unpruned, when repeated as it
+    was (``False``: it is a repeat that points at the extract and ``output_prune``)."""
     repeats_in_a_row: int = 0
     total_repeats: int = 0
     _seen: dict[str, _Seen] = field(default_factory=dict)
@@ -120,6 +123,8 @@ class CallGuard:
             self._seen[key] = _Seen(step)
             return None
         fate = earlier.fate() if earlier.fate is not None and earlier.ok else "kept"
+        if fate == "pruned" and not self.rerun_pruned:
+            return Repeat(earlier.step, _pruned_reminder(earlier))
         if fate in _NOT_WHOLE and earlier.reruns < MAX_RERUNS:
             # Claimed anew: the rerun's twins are repeats.
             self._seen[key] = _Seen(step, reruns=earlier.reruns + 1)
@@ -192,6 +197,16 @@ def _reminder(earlier: _Seen, *, cut: bool = False) -> str:
         f"already called at step {earlier.step} with the same arguments; its result began: "
         f"{first!r}. Do not call it again: answer from what you have, or do something "
         "different."
+    )
+
+
+def _pruned_reminder(earlier: _Seen) -> str:
+    # Its extract is in view: a small model that repeats the very call it was answered
+    # with (the prefetched reads, as written) asks for nothing new.
+    return (
+        f"already called at step {earlier.step} with the same arguments; its pruned result "
+        "above holds the lines that matter. Answer from it; to see the whole output, call "
+        "it with output_prune=false."
     )
 
 

@@ -43,6 +43,9 @@ class PromptProfile:
     """Text mode: added after each round's tool results (``{question}`` as above), and on
     the request that follows results the tool list is left out of the system prompt, as
     the embedded model's chat template does in native mode; "" for neither."""
+    rerun_pruned: bool = True
+    """Whether the same call as one whose result was pruned runs again unpruned (the
+    identical-call guard's :attr:`~leanloop.loop.guard.CallGuard.rerun_pruned`)."""
     answer_after_repeats: str = ""
     """When the identical-call guard stops the model (``max_repeated_calls`` rounds of
     repeats) while a result of the run is still whole in view: the prompt of one request
@@ -91,6 +94,12 @@ SMALL: Final = PromptProfile(
     # for the file the loop read before its first step (6 of 10 one-file questions) and
     # goes on asking after the reminder; asked this without tools, it answered in text
     # 10 times of 10 (ADR 0011, amendment: the first agent).
+    # Measured on the context suite with Qwen2.5-Coder-1.5B: given the three prefetched
+    # files' extracts, the needles among them, it repeated the prefetch's three calls as
+    # written at every step; each ran again unpruned, did not fit, was trimmed and ran
+    # pruned again until the budget was spent (ADR 0006 amendment 6). The extract is in
+    # view and the info block says how to ask for the whole output (output_prune=false).
+    rerun_pruned=False,
     answer_after_repeats=(
         "Stop calling tools: you already have their results above. Using only those "
         "results, answer in one or two sentences: {question}\nIf they do not hold the "
