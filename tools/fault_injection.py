@@ -556,8 +556,7 @@ def bytes_content(case: Case) -> None:
     with open(path, "ab") as out:  # a comment line that is not UTF-8
         out.write(b"# " + BAD + b"\n")
     case.invoke("validate", path, expect_rc=2)
-    # Exit 1 today: the key reaches the HTTP client, which cannot encode it, and the run
-    # fails naming the model's server; 2 is the right code once values are checked first.
+    # A key an HTTP header cannot carry is refused where it is set (exit 2), never sent.
     keyed = Path(os.fsdecode(_plain(case, "keyed.yaml")))
     text = keyed.read_text(encoding="utf-8").replace("api_key: none", "api_key: ${FAULT_KEY}")
     keyed.write_text(text, encoding="utf-8")
@@ -566,7 +565,7 @@ def bytes_content(case: Case) -> None:
         os.fsencode(keyed),
         "Hello?",
         "--json",
-        expect_rc=(1, 2),
+        expect_rc=2,
         env={"FAULT_KEY": b"key-" + BAD},
     )
 

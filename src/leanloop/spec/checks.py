@@ -179,6 +179,15 @@ def _check_model(checker: _Checker, model: Any, path: KeyPath) -> None:
             "under kwargs.client_kwargs)"
         )
         checker.add((*path, "api_key"), message, at_key=True)
+    api_key = model.get("api_key")
+    if isinstance(api_key, str) and not api_key.isascii():
+        # It travels in an HTTP header, which carries ASCII only: the request would fail
+        # at the first step and blame the server. The key itself is never shown.
+        message = (
+            "the key holds characters an HTTP header cannot carry (not ASCII); check the "
+            "value or the environment variable it comes from"
+        )
+        checker.add((*path, "api_key"), message, at_key=True)
     if provider == "openai-compatible" and "base_url" not in model:
         checker.add(path, "an 'openai-compatible' model needs 'base_url'", at_key=True)
     class_path = model.get("class")
