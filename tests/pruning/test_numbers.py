@@ -40,6 +40,12 @@ def test_ranges_and_lists_name_each_line_once_in_order() -> None:
 
 def test_a_number_the_request_did_not_show_names_nothing() -> None:
     assert lines_named("[7]", _chunk(38, 41)) == ""
+    assert lines_named("[2, 39]", _chunk(38, 41)) == "  39| event 39"  # 2: not a place then
+
+
+def test_numbers_that_are_only_places_in_the_request_name_those_lines() -> None:
+    assert lines_named("[3]", _chunk(21, 24)) == "  23| event 23"
+    assert lines_named("1-2", _chunk(21, 24)) == "  21| event 21\n  22| event 22"
 
 
 def test_a_range_over_the_limit_is_no_choice() -> None:

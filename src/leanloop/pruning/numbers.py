@@ -11,7 +11,9 @@ The small prompt style therefore asks for numbers. An answer that is only number
 (``[39]``, ``27``, ``23-25``, ``[PRUNE_OUTPUT_START, 22]`` — small models mix the
 markers into the list) becomes the lines the request showed under those numbers, which
 then go through the same verification as copied lines; an answer that copies lines is
-read as before. A number the request did not show names nothing.
+read as before. A number the request did not show names nothing, except that an answer
+whose numbers are none of those shown but each fits as a place in the request (``3``
+for a window of lines 21-24) is read as places: models count the lines they see.
 """
 
 from __future__ import annotations
@@ -53,11 +55,17 @@ def lines_named(answer: str, chunk: Chunk) -> str | None:
         found = _SHOWN.match(line)
         if found is not None:
             shown.setdefault(int(found[1]), []).append(line)
-    named: list[int] = []
+    asked: list[int] = []
     for item in _ITEM.finditer(text):
         first = int(item[1])
         last = int(item[2]) if item[2] is not None else first
         if last < first or last - first >= MAX_RANGE_LINES:
             continue
-        named += [n for n in range(first, last + 1) if n in shown and n not in named]
+        asked += [n for n in range(first, last + 1) if n not in asked]
+    named = [n for n in asked if n in shown]
+    order = list(shown)
+    if not named and asked and all(1 <= n <= len(order) for n in asked):
+        # No number is one the request showed, and each fits as a place in it: the 1.5B
+        # answered "3" for the third line of a window of lines 21-24.
+        named = [order[n - 1] for n in asked]
     return "\n".join(line for n in sorted(named) for line in shown[n])
