@@ -127,14 +127,16 @@ class TokenEstimator:
         Returns:
             The corrected ratio.
         """
-        if not answer_turn or tool_chars <= 0 or input_tokens <= 0:
+        known = self._ratio
+        # Each reading needs text to compare: a ratio of 0 has no logarithm (a run on the
+        # 1.5B failed with "math domain error" here once, in a suite of three tasks).
+        if not answer_turn or tool_chars <= 0 or input_tokens <= 0 or message_chars <= 0:
             return self.observe(
                 estimated_chars=message_chars + tool_chars, input_tokens=input_tokens
             )
         counted = (message_chars + tool_chars) / input_tokens
         dropped = message_chars / input_tokens
         # Which reading agrees with what we know? Ratios compare on a log scale.
-        known = self._ratio
         drops = abs(math.log(dropped / known)) < abs(math.log(counted / known))
         self.drops_tools_on_answer_turns = drops
         chars = message_chars if drops else message_chars + tool_chars
