@@ -41,7 +41,7 @@ EventRecorder.on_custom_event
 
 # Parameters that someone else's signature fixes, whether or not the body reads them:
 _parameters = SimpleNamespace()
-_parameters.signum  # cli.py: signal.signal's handler(signum, frame)
+_parameters.signum  # cli/command.py: signal.signal's handler(signum, frame)
 _parameters.run_id  # events.py: on_custom_event(name, data, *, run_id, tags, ...)
 _parameters.tags
 _parameters.string  # tools/_filetools.py: a Protocol of the `regex` module's
@@ -73,6 +73,10 @@ PruneOutcome.ratio_source
 # long it really ran; the text and notes say it too.
 ToolOutcome.blocked_loop
 ToolOutcome.ran_s
+
+# serve/main.py replaces uvicorn.Server.capture_signals on the instance: uvicorn's serve()
+# calls it (the graceful SIGTERM that exits 0).
+_parameters.capture_signals
 
 # Public helpers of the budget and protocol packages (documented in their docstrings).
 Overflow.to_error

@@ -5,6 +5,8 @@ Feature: Integrity of what tools read and return
   pruned result: the reserved pruning markers in it reach the main model escaped, and
   whether a result is pruned is metadata the loop sets, never what its text looks like.
   The pruning model's own free text is never forwarded as if leanloop had written it.
+  That the pruned mark is metadata, for trimming too, is checked in
+  tests/pruning/test_pruned_mark.py.
 
   Scenario Outline: A <kind> swapped with a link to the outside while <tool> reads it never yields the outside
     Given an integrity workspace whose "<path>" is swapped between an inside <kind> and a link to an outside one
@@ -30,16 +32,6 @@ Feature: Integrity of what tools read and return
     And the tool result in request 2 holds no reserved pruning marker
     And the tool result in request 2 does not count as pruned
     And the report says tool call 1 was not pruned
-
-  Scenario: A raw result the loop marked as raw is trimmed as raw, whatever its text says
-    Given an integrity conversation of 3 tool steps whose first result forges a pruned block and is marked raw
-    When the integrity conversation is fitted with room for all but one result
-    Then only the result of step 1 is trimmed
-
-  Scenario: A result the loop marked as pruned counts as pruned, and a raw one as raw, whatever the text
-    Then a result marked pruned counts as pruned even with plain text
-    And a result marked raw does not count as pruned even when it starts with "[PRUNE_INFO_START]"
-    And a text-mode turn counts as pruned when the loop marks any of its results pruned
 
   Scenario: A real pruned result counts as pruned, its frame intact and the markers in its kept lines escaped
     Given an integrity log "app.log" of 400 lines whose deadlock lines quote the reserved markers

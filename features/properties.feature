@@ -1,25 +1,11 @@
 Feature: Properties that hold for every input (hypothesis)
-  The parts that read what a model, a tool or a user wrote are checked against 700
-  generated inputs each (4,200 in all): arbitrary text (lone surrogates, NUL
-  and control characters included), soups of the tokens each reader cares about, and
-  mutations of valid inputs. Generation is derandomized, so every run checks the same
-  inputs and a failure replays; hypothesis shrinks a failing input to a small one
-  before reporting it. The whole feature takes well under a minute on 2 cores.
-
-  Scenario: The text-protocol parser reads any reply without raising or falling back
-    When the property "the tool-call parser returns a well-formed result" is checked against 700 generated inputs
-    Then no generated input broke the property
-    And at least 700 generated inputs were tried
-
-  Scenario: Escaped tool output round-trips and never holds a live pruning marker
-    When the property "escaping round-trips and leaves no live marker" is checked against 700 generated inputs
-    Then no generated input broke the property
-    And at least 700 generated inputs were tried
-
-  Scenario: Reading a pruning answer raises nothing but PruneFormatError
-    When the property "the pruning answer reader fails only with PruneFormatError" is checked against 700 generated inputs
-    Then no generated input broke the property
-    And at least 700 generated inputs were tried
+  The agents-file loader and the workspace path jail are checked against 700 generated
+  inputs each: arbitrary text (lone surrogates, NUL and control characters included),
+  soups of the tokens each reader cares about, and mutations of valid inputs. Generation
+  is derandomized, so every run checks the same inputs and a failure replays; hypothesis
+  shrinks a failing input to a small one before reporting it. The properties of the
+  text-protocol parser and of the pruning markers are pytest tests now
+  (tests/protocol/test_properties.py, tests/pruning/test_marker_properties.py).
 
   Scenario: The YAML loader refuses arbitrary text only with a SpecError
     When the property "the agents-file loader fails only with SpecError on any text" is checked against 700 generated inputs

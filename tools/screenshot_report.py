@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "robot" / "resou
 
 from BrowserLibrary import ensure_chromium_installed, sample_run_report, screenshot_html
 
-from leanloop.htmlreport import write_html
+from leanloop.cli.htmlreport import write_html
 
 __all__ = ["main"]
 

@@ -19,7 +19,7 @@ import sys
 from behave import then, when
 from behave.runner import Context
 
-from leanloop.cli import PARTIAL_MARK
+from leanloop.cli.command import PARTIAL_MARK
 
 _BYTE = re.compile(r"\\x([0-9a-fA-F]{2})")
 _CLI_TIMEOUT_S = 120

@@ -18,7 +18,7 @@ from behave.runner import Context
 from support import runs
 from support.html_tree import Node, TreeBuilder
 
-from leanloop.htmlreport import render_html
+from leanloop.cli.htmlreport import render_html
 
 
 @dataclass
@@ -91,21 +91,6 @@ def step_render_failure(context: Context) -> None:
     _render(context, report.to_dict())
 
 
-@when('the report {data} is rendered as HTML with the answer "{answer}"')
-def step_render_answer(context: Context, data: str, answer: str) -> None:
-    _render(context, json.loads(data), answer=answer)
-
-
-@when("the report {data} is rendered as HTML")
-def step_render_data(context: Context, data: str) -> None:
-    _render(context, json.loads(data))
-
-
-@when('this report is rendered as HTML with the title "{title}":')
-def step_render_text(context: Context, title: str) -> None:
-    _render(context, json.loads(context.text), title=title)
-
-
 # --- Then: the page as a whole ---------------------------------------------------------
 
 
@@ -161,12 +146,6 @@ def step_question_answer(context: Context) -> None:
         assert text not in page.source, f"{text!r} stands unescaped in the page source"
 
 
-@then('the answer on the page is "{text}"')
-def step_answer_text(context: Context, text: str) -> None:
-    shown = _page(context).root.one("div#answer").find_all("div.body")[0].text
-    assert shown == text, f"the page's answer is {shown!r}"
-
-
 @then("the page says the run failed before it answered")
 def step_no_answer(context: Context) -> None:
     answer = _page(context).root.one("div#answer")
@@ -203,8 +182,7 @@ def step_stop_ok(context: Context, reason: str) -> None:
     assert facts["window"].startswith(f"{page.report['window']:,}"), facts
 
 
-@then('the summary flags the stop reason "{reason}"')
-def step_stop_flag(context: Context, reason: str) -> None:
+def _flags_stop(context: Context, reason: str) -> None:
     stop = _stop(_page(context))
     assert stop.attrs.get("data-stop") == reason, stop.attrs
     assert "ok" not in stop.classes and ({"flag", "failed"} & stop.classes), stop.classes
@@ -213,7 +191,7 @@ def step_stop_flag(context: Context, reason: str) -> None:
 
 @then('the summary flags the stop reason "{reason}" and shows the report\'s error')
 def step_stop_error(context: Context, reason: str) -> None:
-    step_stop_flag(context, reason)
+    _flags_stop(context, reason)
     page = _page(context)
     error = page.report.get("error")
     assert isinstance(error, str) and error, f"the report has no error: {page.report}"
@@ -247,19 +225,6 @@ def step_request_rows(context: Context) -> None:
             _num(request["reported_input_tokens"]),
         ]
         assert cells[:6] == want, f"row {number}: {cells[:6]} != {want}"
-
-
-@then("the requests table has {count:d} rows")
-def step_request_count(context: Context, count: int) -> None:
-    rows = _request_rows(_page(context))
-    assert len(rows) == count, f"{len(rows)} rows"
-
-
-@then("the requests table has no rows and says no requests were recorded")
-def step_request_none(context: Context) -> None:
-    page = _page(context)
-    assert not _request_rows(page), "the table has rows"
-    assert "no requests recorded" in page.root.one("section#requests").text
 
 
 @then("the plot has one point per request, at the height of its prompt tokens")
@@ -323,38 +288,6 @@ def step_window_lines(context: Context, window: int) -> None:
     assert "prompt tokens" in labels and "request" in labels, "the axes are not labelled"
 
 
-@then("the plot draws no window line")
-def step_no_window(context: Context) -> None:
-    svg = _page(context).root.one("svg#tokens-plot")
-    assert not _plot_lines(svg, "window-line") and not _plot_lines(svg, "warn-line")
-    legend = svg.one("g.legend").text
-    assert "window" not in legend, legend
-
-
-@then("the plot has {count:d} points and says no requests were recorded")
-def step_no_points(context: Context, count: int) -> None:
-    page = _page(context)
-    assert len(_points(page)) == count, len(_points(page))
-    assert "no requests recorded" in page.root.one("svg#tokens-plot").text
-
-
-@then(
-    "the plot has {count:d} points: {estimated:d} estimated, {reported:d} reported "
-    "and {missing:d} without a figure"
-)
-def step_point_kinds(
-    context: Context, count: int, estimated: int, reported: int, missing: int
-) -> None:
-    points = _points(_page(context))
-    kinds = [
-        next(c for c in p.classes if c.startswith("point-")).removeprefix("point-") for p in points
-    ]
-    assert len(points) == count, kinds
-    want = {"estimated": estimated, "reported": reported, "missing": missing}
-    got = {kind: kinds.count(kind) for kind in want}
-    assert got == want, kinds
-
-
 # --- Then: tool calls ------------------------------------------------------------------
 
 
@@ -397,17 +330,3 @@ def step_fates(context: Context, fates: str) -> None:
     shown = {node.attrs.get("data-fate") for node in _calls(_page(context))}
     missing = [fate.strip() for fate in fates.split(",") if fate.strip() not in shown]
     assert not missing, f"no call has the fates {missing}; the page shows {sorted(shown)}"
-
-
-@then('the tool calls show the fates "{badges}" in order')
-def step_badges(context: Context, badges: str) -> None:
-    shown = [node.one("span.badge").text for node in _calls(_page(context))]
-    want = [badge.strip() for badge in badges.split(",")]
-    assert shown == want, shown
-
-
-@then('the pruning fallbacks table has {count:d} row for "{tool}" with the reason "{reason}"')
-def step_fallbacks(context: Context, count: int, tool: str, reason: str) -> None:
-    rows = _page(context).root.one("table.fallbacks").find_all("tr.fallback")
-    assert len(rows) == count, len(rows)
-    assert _cells(rows[0])[1:] == [tool, reason], _cells(rows[0])

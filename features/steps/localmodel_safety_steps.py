@@ -140,7 +140,7 @@ def _raw_record(context: Context, pid: int) -> dict[str, object]:
 
 SYNCHRONISED_CLI = """
 import sys, time
-import leanloop.localmodel.cli, leanloop.localmodel.server
+import leanloop.cli.local, leanloop.localmodel.server
 from leanloop.cli import main
 go = float(sys.argv[1])
 while time.time() < go:

@@ -1,4 +1,6 @@
-"""Steps for properties.feature: hypothesis properties over thousands of generated inputs.
+"""Steps for properties.feature: hypothesis properties of the agents-file loader and the
+workspace path jail (those of the text-protocol parser and the pruning markers are pytest
+tests: tests/protocol/test_properties.py, tests/pruning/test_marker_properties.py).
 
 Each property is a function of one generated value that raises when the property does not
 hold; :func:`_check` runs it under hypothesis with a fixed budget of examples,
@@ -9,8 +11,6 @@ reported with the smallest failing input.
 
 from __future__ import annotations
 
-import json
-import logging
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -22,22 +22,8 @@ from behave.runner import Context
 from hypothesis import HealthCheck, settings
 from hypothesis import given as hypothesis_given
 from hypothesis import strategies as st
-from langchain_core.messages import ToolMessage
-from support.logs import LogCapture
 
 from leanloop.exceptions import SpecError
-from leanloop.protocol import CALL_FORMS, ParseResult, correction_for, parse_tool_calls
-from leanloop.pruning.markers import (
-    OUTPUT_START,
-    RESERVED_MARKERS,
-    PruneFormatError,
-    PruneParse,
-    escape_reserved,
-    format_pruned,
-    is_pruned,
-    parse_prune_response,
-    restore_reserved,
-)
 from leanloop.spec import AgentSpec, load_specs_from_text
 from leanloop.tools._paths import PathRefused, resolve_inside
 
@@ -138,217 +124,6 @@ def step_property_held(context: Context) -> None:
 @then("at least {count:d} generated inputs were tried")
 def step_property_runs(context: Context, count: int) -> None:
     assert context.property_runs >= count, context.property_runs
-
-
-# --- the text-protocol parser -----------------------------------------------------------
-
-_PARSER_TOOLS = {
-    "read_file": ["path", "max_lines"],
-    "search": ["pattern", "path"],
-    "list_files": ["path"],
-}
-_PARSER_SAMPLES = [
-    'Let me look.\n```tool\n{"name": "read_file", "arguments": {"path": "src/app.py"}}\n```',
-    '```json\n{"name": "search", "parameters": {"pattern": "a\\"}b", "path": "src"}}\n```',
-    '<tool_call>\n{"name": "search", "arguments": "{\\"pattern\\": \\"}\\"}"}\n</tool_call>',
-    "<tool_call>\n<function=read_file>\n<parameter=path>\nsrc/app.py\n</parameter>\n"
-    "<parameter=max_lines>\n40\n</parameter>\n</function>\n</tool_call>",
-    'Checking.\n{"name": "list_files", "arguments": {"path": "."}}',
-    "First read_file('a.py', 20) then search(pattern=\"x\", path=None).",
-    '```tool\n[{"name": "read_file", "arguments": {"path": "日本.md"}}]\n```\n'
-    '```tool\nsearch("q")\n```',
-    'Sure <function=search><parameter=pattern>{"a": [1, 2]}<parameter=path>src</function> ok',
-]
-_PARSER_PIECES = [
-    "{",
-    "}",
-    "[",
-    "]",
-    '"',
-    "'",
-    "\\",
-    ":",
-    ",",
-    "(",
-    ")",
-    "=",
-    "```",
-    "```tool\n",
-    "```json\n",
-    "```tool_call\n",
-    "<tool_call>",
-    "</tool_call>",
-    "<function=",
-    "<function=read_file>",
-    "<parameter=",
-    "<parameter=path>",
-    "</parameter>",
-    "</function>",
-    '"name"',
-    '"arguments"',
-    '"parameters"',
-    '"function"',
-    '"name": "read_file"',
-    '"arguments": {',
-    "read_file",
-    "search",
-    "list_files",
-    "read_file(",
-    "search {",
-    "\n",
-    "\n\n\n",
-    " ",
-    "\t",
-    "\r\n",
-    "null",
-    "true",
-    "1e999",
-    "-0",
-    "NaN",
-    "Infinity",
-    "\\u0000",
-    "\\ud800",
-    "\ud800",
-    "\x00",
-    "日本",
-]
-# Deep nesting and long runs: what blows recursion limits or quadratic scans.
-_PARSER_DEEP = st.tuples(
-    st.sampled_from(["```tool\n", "<tool_call>", '{"name": "read_file", "arguments": ', ""]),
-    st.sampled_from(["[", "{", '{"a":', "read_file(", "(", "<parameter=path>", '"', "\\"]),
-    st.integers(1, 3_000),
-).map(lambda t: t[0] + t[1] * t[2])
-
-
-@_property("the tool-call parser returns a well-formed result")
-def _parser_property(context: Context) -> Any:
-    # parse_tool_calls catches everything and logs "parser failed": a swallowed bug is
-    # still a bug, so the log is watched too.
-    logs = LogCapture()
-    logger = logging.getLogger("leanloop.protocol")
-    logger.addHandler(logs)
-    context.cleanups.append(lambda: logger.removeHandler(logs))
-    strategy = st.tuples(
-        st.one_of(
-            _ANY_TEXT,
-            _soup(_PARSER_PIECES),
-            _mutations(_PARSER_SAMPLES, _PARSER_PIECES),
-            _PARSER_DEEP,
-        ),
-        st.booleans(),
-    )
-
-    def check(value: tuple[str, bool]) -> None:
-        text, final = value
-        before = len(logs.records)
-        result = parse_tool_calls(text, tools=_PARSER_TOOLS, final=final)
-        fallbacks = [r for r in logs.records[before:] if "parser failed" in r.getMessage()]
-        assert not fallbacks, _exc_text(fallbacks[0])
-        assert isinstance(result, ParseResult)
-        assert isinstance(result.prose, str) and isinstance(result.calls, tuple)
-        assert result.pending is False or not final
-        for call in result.calls:
-            assert call.form in CALL_FORMS and isinstance(call.name, str) and call.name, call
-            assert isinstance(call.args, dict), call
-            assert 0 <= call.start < call.end <= len(text), call
-            json.dumps(call.args)
-        for entry in result.broken:
-            assert isinstance(entry, str) and entry and "\n" not in entry, entry
-            assert "\n" not in correction_for(entry)
-
-    return strategy, check
-
-
-def _exc_text(record: logging.LogRecord) -> str:
-    if record.exc_info:
-        return logging.Formatter().formatException(record.exc_info)
-    return record.getMessage()
-
-
-# --- the pruning markers ----------------------------------------------------------------
-
-_MARKER_PIECES = [
-    *RESERVED_MARKERS,
-    *(f"[\\{m[1:]}" for m in RESERVED_MARKERS),
-    *(f"[\\\\{m[1:]}" for m in RESERVED_MARKERS),
-    *(f"\n{m}\n" for m in RESERVED_MARKERS),
-    *(f"\n  {m} " for m in RESERVED_MARKERS),
-    "[",
-    "]",
-    "\\",
-    "[\\",
-    "PRUNE_",
-    "PRUNE_INFO",
-    "PRUNE_OUTPUT",
-    "_START]",
-    "_END]",
-    "\n",
-    " ",
-    "\t",
-    "\r",
-    "```",
-    "```text\n",
-    "~~~",
-    "x",
-    "日本",
-    "\x00",
-    "\ud800",
-]
-_MARKER_TEXT = st.one_of(_ANY_TEXT, _soup(_MARKER_PIECES))
-
-
-@_property("escaping round-trips and leaves no live marker")
-def _escaping_property(context: Context) -> Any:
-    def check(value: tuple[str, str]) -> None:
-        output, info = value
-        escaped = escape_reserved(output)
-        assert restore_reserved(escaped) == output, escaped
-        # Escaping twice is undone by restoring twice: a bijection, not a one-off.
-        assert restore_reserved(escape_reserved(escaped)) == escaped
-        live = [m for m in RESERVED_MARKERS if m in escaped]
-        assert not live, (live, escaped)
-        try:
-            parse_prune_response(escaped)
-        except PruneFormatError:
-            pass
-        else:
-            raise AssertionError(f"escaped tool output read as a pruning answer: {escaped!r}")
-        assert not is_pruned(ToolMessage(content=escaped, tool_call_id="call-1"))
-        # Framed by the real markers, escaped text comes back whole: it cannot end a block
-        # early or open another one.
-        parsed = parse_prune_response(format_pruned(escape_reserved(info), escaped))
-        assert parsed.output == escaped, (parsed.output, escaped)
-        assert restore_reserved(parsed.output) == output
-        assert parsed.info == escape_reserved(info).strip(), (parsed.info, info)
-
-    return st.tuples(_MARKER_TEXT, _MARKER_TEXT), check
-
-
-_PRUNE_SAMPLES = [
-    format_pruned("kept 2 of 40 lines", "ERROR db: deadlock\nERROR db: retry failed"),
-    "Sure!\n```text\n[PRUNE_INFO_START]\nkept 1\n[PRUNE_INFO_END]\n"
-    "[PRUNE_OUTPUT_START]\nline\n[PRUNE_OUTPUT_END]\n```",
-    "[PRUNE_OUTPUT_START] first line\nsecond\n```",
-    "[PRUNE_OUTPUT_START]\na\n[PRUNE_OUTPUT_END]\n[PRUNE_OUTPUT_START]\nb\n[PRUNE_OUTPUT_END]",
-]
-
-
-@_property("the pruning answer reader fails only with PruneFormatError")
-def _prune_reader_property(context: Context) -> Any:
-    def check(text: str) -> None:
-        opens_output = any(ln.lstrip().startswith(OUTPUT_START) for ln in text.split("\n"))
-        try:
-            parsed = parse_prune_response(text)
-        except PruneFormatError:
-            assert not opens_output, "an answer with an OUTPUT block was refused"
-            return
-        assert opens_output, "an answer without an OUTPUT block was accepted"
-        assert isinstance(parsed, PruneParse) and isinstance(parsed.output, str)
-        assert parsed.info is None or isinstance(parsed.info, str)
-        restore_reserved(parsed.output)
-
-    strategy = st.one_of(_MARKER_TEXT, _mutations(_PRUNE_SAMPLES, _MARKER_PIECES))
-    return strategy, check
 
 
 # --- the agents-file loader -------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""Steps for features/pruning_trigger.feature: prune every large result, or only what does not fit.
+"""The trigger workspace and agent of features/pruning_question.feature (the trigger's own
+checks moved to tests/pruning/test_trigger.py, issue 26).
 
 The main model is scripted; the pruning model is a fake that keeps the lines naming
 "deadlock" and counts its requests. The logs are numbered lines of about 80 characters
@@ -22,8 +23,6 @@ from support.fakes import AsyncOnlyChatModel
 from support.script import replies
 
 from leanloop.agent import LLMAgent
-from leanloop.loop.tool_round import KEPT_WHOLE_NOTE, pruning_trigger
-from leanloop.pruning import PruneOutcome, Pruner, PruneRequest, PruneSettings
 from leanloop.spec.types import AgentSpec, ModelSpec
 from leanloop.testing import ScriptedChatModel
 
@@ -104,11 +103,6 @@ def _agent(context: Context, trigger: str, window: int, *, prefetch: bool) -> No
     )
 
 
-@given('a trigger agent with pruning_trigger "{trigger}" and a {window:d}-token window')
-def step_agent(context: Context, trigger: str, window: int) -> None:
-    _agent(context, trigger, window, prefetch=False)
-
-
 @given(
     'a trigger agent with pruning_trigger "{trigger}", a {window:d}-token window and prefetching'
 )
@@ -120,162 +114,6 @@ def step_agent_prefetch(context: Context, trigger: str, window: int) -> None:
 def step_ask(context: Context, question: str) -> None:
     context.trigger_reply = run(context.trigger_agent.ainvoke(question))
     context.trigger_report = context.trigger_reply.response_metadata["leanloop"]
-
-
-def _names(text: str) -> list[str]:
-    return [] if text.strip() == "none" else [n.strip() for n in text.split(",")]
-
-
-def _records(context: Context) -> dict[str, dict[str, Any]]:
-    calls = context.trigger_report["tool_calls"]
-    return {str(c["args"].get("path")): c for c in calls if c["name"] == "read_file"}
-
-
-@then("the trigger pruning model was asked once")
-def step_asked_once(context: Context) -> None:
-    step_asked(context, 1)
-
-
-@then("the trigger pruning model was asked {count:d} times")
-def step_asked(context: Context, count: int) -> None:
-    asked = len(context.trigger_pruning._asked)
-    assert asked == count, f"the pruning model was asked {asked} times, not {count}"
-
-
-@then("the trigger report shows {kept} kept whole and {pruned} pruned")
-def step_kept_and_pruned(context: Context, kept: str, pruned: str) -> None:
-    records = _records(context)
-    for name in _names(kept):
-        record = records.get(name)
-        assert record is not None, f"no read_file call of {name} in {sorted(records)}"
-        assert not record["pruned"], f"{name} was pruned: {record}"
-        assert KEPT_WHOLE_NOTE in record["notes"], f"{name} has no kept-whole note: {record}"
-        assert record["cut_from"] is None, f"{name} was cut: {record}"
-    for name in _names(pruned):
-        record = records.get(name)
-        assert record is not None, f"no read_file call of {name} in {sorted(records)}"
-        assert record["pruned"], f"{name} was not pruned: {record}"
-    if not _names(kept):
-        notes = [r["notes"] for r in records.values() if KEPT_WHOLE_NOTE in r["notes"]]
-        assert not notes, f"results were kept whole: {notes}"
-
-
-@then("the trigger report shows {name} not pruned")
-def step_not_pruned(context: Context, name: str) -> None:
-    record = _records(context)[name]
-    assert not record["pruned"], f"{name} was pruned: {record}"
-    assert KEPT_WHOLE_NOTE not in record["notes"], f"{name} counted as kept by the trigger"
-
-
-@then("the trigger report shows at least one of {names} pruned")
-def step_some_pruned(context: Context, names: str) -> None:
-    records = _records(context)
-    assert any(records[n]["pruned"] for n in _names(names)), f"none pruned: {records}"
-
-
-def _reads(context: Context, name: str) -> list[dict[str, Any]]:
-    calls = context.trigger_report["tool_calls"]
-    return [c for c in calls if c["name"] == "read_file" and c["args"].get("path") == name]
-
-
-@then("the trigger report shows the first read of {name} kept whole and trimmed")
-def step_first_trimmed(context: Context, name: str) -> None:
-    first = _reads(context, name)[0]
-    assert KEPT_WHOLE_NOTE in first["notes"], f"not kept whole by the trigger: {first}"
-    assert first["trimmed_at"] is not None, f"the first read of {name} was never trimmed: {first}"
-
-
-def _prune_twice(context: Context, name: str, focuses: tuple[str, str]) -> None:
-    lines = context.trigger_logs[name]
-    raw = "\n".join(f"{i:>4}| {line}" for i, line in enumerate(lines, start=1))
-    context.trigger_pruning = CountingPruningModel()
-    pruner = Pruner(context.trigger_pruning, PruneSettings(window_tokens=32_768))
-
-    async def twice() -> list[PruneOutcome]:
-        return [
-            await pruner.prune(
-                tool_name="read_file",
-                raw=raw,
-                request=PruneRequest(focus=focus),
-                task_context="The user asked: why did the jobs stop?",
-            )
-            for focus in focuses
-        ]
-
-    context.trigger_outcomes = run(twice())
-
-
-@when('one pruner prunes the output of {name} twice with the focus "{focus}"')
-def step_prune_twice(context: Context, name: str, focus: str) -> None:
-    _prune_twice(context, name, (focus, focus))
-
-
-@when('one pruner prunes the output of {name} with the focus "{first}" and then "{second}"')
-def step_prune_two_focuses(context: Context, name: str, first: str, second: str) -> None:
-    _prune_twice(context, name, (first, second))
-
-
-@then("the second outcome is the first extract, reused, with no request of its own")
-def step_reused(context: Context) -> None:
-    first, second = context.trigger_outcomes
-    assert first.pruned and not first.reused, first
-    assert second.reused and second.pruned, second
-    assert second.text == first.text, (first.text[:200], second.text[:200])
-    assert second.seconds == 0.0, second.seconds
-
-
-@then("the second outcome is not reused")
-def step_not_reused(context: Context) -> None:
-    second = context.trigger_outcomes[1]
-    assert second.pruned and not second.reused, second
-
-
-@then("the trigger report shows the second read of {name} ran again and kept whole")
-def step_second_ran(context: Context, name: str) -> None:
-    reads = _reads(context, name)
-    assert len(reads) == 2, f"{len(reads)} reads of {name}: {reads}"
-    second = reads[1]
-    assert not second["repeated"], f"the guard answered for the second read: {second}"
-    assert any("ran again" in n and "trimmed" in n for n in second["notes"]), second
-    assert not second["pruned"], f"the second read of {name} was pruned: {second}"
-    assert KEPT_WHOLE_NOTE in second["notes"], f"not kept whole by the trigger: {second}"
-
-
-def _request_text(context: Context, nth: str) -> str:
-    requests = context.trigger_main.requests
-    index = {"first": 0, "second": 1, "last": len(requests) - 1}[nth]
-    requests = context.trigger_main.requests
-    assert len(requests) > index, f"the main model got {len(requests)} requests"
-    return "\n".join(str(m.content) for m in requests[index].messages)
-
-
-@then("the trigger main model's {nth} request holds {names} whole")
-def step_holds_whole(context: Context, nth: str, names: str) -> None:
-    text = _request_text(context, nth)
-    for name in _names(names):
-        missing = [ln for ln in context.trigger_logs[name] if ln not in text]
-        assert not missing, f"{len(missing)} lines of {name} are not in the request: {missing[:2]}"
-
-
-@then('the trigger main model\'s {nth} request holds the 2 "deadlock" lines of {name}')
-def step_holds_deadlocks(context: Context, nth: str, name: str) -> None:
-    text = _request_text(context, nth)
-    wanted = [ln for ln in context.trigger_logs[name] if _WORD in ln]
-    assert len(wanted) == 2, wanted
-    missing = [ln for ln in wanted if ln not in text]
-    assert not missing, f"missing from the request: {missing}"
-
-
-@then('for a pruning model named "{model}" with prompt_profile "{profile}" the trigger is "{want}"')
-def step_auto(context: Context, model: str, profile: str, want: str) -> None:
-    spec = AgentSpec(
-        name="auto",
-        model=ModelSpec(provider="openai", model=model),
-        allow_tool_output_pruning=True,
-        prompt_profile=profile,  # type: ignore[arg-type]  # the feature's word
-    )
-    got = pruning_trigger(spec)
-    assert got == want, f"{model} with {profile}: {got}, not {want}"
 
 
 @then('the trigger pruning model\'s request for {name} asks "{part}" and not about {other}')

@@ -18,7 +18,7 @@ from behave.runner import Context
 from jsonschema import Draft202012Validator
 
 import leanloop
-from leanloop.localmodel.demo import default_agents_file
+from leanloop.cli.demo import default_agents_file
 from leanloop.spec import agent_schema
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -27,8 +27,8 @@ from support import runs
 from support.aio import run as run_async
 
 from leanloop.agent import LLMAgent
+from leanloop.agent.structured import read_json
 from leanloop.exceptions import StructuredOutputError
-from leanloop.structured import read_json
 
 RESOURCES = Path(__file__).resolve().parents[2] / "robot" / "resources"
 # Appended, not inserted: a test module there must never shadow an installed package.

@@ -38,8 +38,8 @@ except ImportError:  # the suite fails with the install command instead
 sys.path.insert(0, str(Path(__file__).parent))
 
 from leanloop.agent import LLMAgent
+from leanloop.cli.htmlreport import write_html
 from leanloop.exceptions import RunFailed
-from leanloop.htmlreport import write_html
 from leanloop.spec.types import AgentSpec, ModelSpec
 from leanloop.testing import ScriptedChatModel
 from leanloop.tools.workspace import workspace_tools

@@ -10,13 +10,20 @@ from typing import TYPE_CHECKING, Any
 
 from leanloop._imports import lazy_exports
 from leanloop.exceptions import (
+    ContextOverflowError,
     LeanloopError,
     LocalModelError,
     ModelError,
     RunFailed,
+    SessionAgentMismatch,
+    SessionBusy,
+    SessionError,
     SpecError,
     SpecIssue,
+    StructuredOutputError,
     ToolError,
+    TransientToolError,
+    UnfinishedTurn,
 )
 
 if TYPE_CHECKING:
@@ -28,6 +35,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AgentSpec",
+    "ContextOverflowError",
     "EventRecorder",
     "LLMAgent",
     "LeanloopError",
@@ -36,9 +44,15 @@ __all__ = [
     "ModelSpec",
     "RunFailed",
     "RunReport",
+    "SessionAgentMismatch",
+    "SessionBusy",
+    "SessionError",
     "SpecError",
     "SpecIssue",
+    "StructuredOutputError",
     "ToolError",
+    "TransientToolError",
+    "UnfinishedTurn",
     "__version__",
     "agent_schema",
     "load_agents",

@@ -1,16 +1,24 @@
 """The exceptions leanloop raises.
 
-Every error leanloop raises on purpose derives from :class:`LeanloopError`::
+Every error leanloop raises on purpose derives from :class:`LeanloopError`; the tree
+below names every class of this module (``tests/test_exceptions.py`` checks it against
+the classes), and ``leanloop`` exports each of them::
 
     LeanloopError
-    ├── SpecError            a configuration file is wrong (all problems, located)
-    ├── ModelError           a request to a chat model failed after LangChain's retries
-    │   ├── ContextOverflowError   a provider's refusal for size, as parsed (``Overflow.to_error``)
-    │   └── RunFailed             a run could not go on; carries the partial report
-    ├── ToolError            a tool could not be built or loaded (never raised mid-run)
-    ├── TransientToolError   raised *by a tool* for a failure worth retrying (``retries``)
-    └── LocalModelError      the embedded llama.cpp server could not be set up or run
+    ├── SpecError                a configuration file is wrong (all problems, located)
+    ├── ModelError               a request to a chat model failed after LangChain's retries
+    │   ├── ContextOverflowError   a provider's refusal for size (``Overflow.to_error``)
+    │   └── RunFailed              a run could not go on; carries the partial report
+    ├── ToolError                a tool could not be built or loaded (never raised mid-run)
+    ├── TransientToolError       raised *by a tool* for a failure worth retrying (``retries``)
+    ├── LocalModelError          the embedded llama.cpp server could not be set up or run
+    ├── SessionError             a session (a ``thread_id``) cannot be used as asked
+    │   ├── SessionBusy            another live process is running a turn of it
+    │   ├── SessionAgentMismatch   it belongs to another agent (ADR 0024)
+    │   └── UnfinishedTurn         its last turn did not finish: resume it first
+    └── StructuredOutputError    the answer could not be typed as its schema, even repaired
 
+:class:`SpecIssue` is no error: it is one located problem a :class:`SpecError` carries.
 A tool that fails *during* a run never raises: its failure becomes a one-line
 message to the model (see ``leanloop.tools.registry``).
 """

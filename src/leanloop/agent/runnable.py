@@ -1,0 +1,407 @@
+"""``LLMAgent``: a configured agent that is a LangChain ``Runnable``.
+
+It composes like any Runnable (``prompt | agent | StrOutputParser()``), takes a question,
+a ``{"input": ..., "messages": [...]}`` dict, a prompt value or a message list, and returns
+an ``AIMessage`` whose ``response_metadata["leanloop"]`` is the run report.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import queue
+import threading
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any, cast
+
+from langchain_core.callbacks import AsyncCallbackManagerForChainRun
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, AIMessageChunk
+from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda, RunnableSerializable
+from langchain_core.tools import BaseTool
+from pydantic import BaseModel, ConfigDict, Field
+
+from leanloop._imports import ImportPathError, import_object
+from leanloop.agent.conversation import run_turn, session_of
+from leanloop.agent.inputs import AgentInput, opening_messages
+from leanloop.agent.structured import attach_structured
+from leanloop.exceptions import SpecError, SpecIssue
+from leanloop.loop import AgentLoop, TextSink
+from leanloop.loop.prefetch import requested_paths
+from leanloop.loop.profiles import pick_profile
+from leanloop.models import build_chat_model
+from leanloop.protocol import question_of
+from leanloop.spec import load_specs
+from leanloop.spec.types import AGENT_PREFIX, AgentSpec
+from leanloop.tools.agents import agent_tool
+from leanloop.tools.loader import build_tools_by_ref
+from leanloop.tools.registry import ToolPolicy, ToolRegistry
+from leanloop.tools.workspace import workspace_path_exists
+
+__all__ = ["LLMAgent", "load_agents"]
+
+
+class LLMAgent(RunnableSerializable[AgentInput, AIMessage]):
+    """An agent built from an :class:`AgentSpec`: a model, tools, and context policies.
+
+    Build one with :meth:`from_file` or :meth:`from_spec`; or pass ``model`` and ``tools``
+    yourself to use objects built in Python with a spec's policies.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    spec: AgentSpec
+    """The validated configuration."""
+    model: BaseChatModel
+    """The chat model the loop talks to."""
+    tools: list[BaseTool]
+    """The tools offered to the model."""
+    pruning_model: BaseChatModel | None = None
+    """The extraction model for tool-output pruning; ``None`` uses ``model``."""
+    tool_policies: dict[str, ToolPolicy] = Field(default_factory=dict)
+    """Per tool name: its own ``timeout`` and ``retries`` (the file's tool mappings)."""
+    answer_schema: type[BaseModel] | None = None
+    """When set, the answer is also an instance of this model
+    (``additional_kwargs["parsed"]``); :meth:`with_structured_output` returns it alone."""
+
+    @classmethod
+    def from_spec(
+        cls,
+        spec: AgentSpec,
+        *,
+        model: BaseChatModel | None = None,
+        tools: list[BaseTool] | None = None,
+        pruning_model: BaseChatModel | None = None,
+        extra_tools: Sequence[BaseTool] = (),
+    ) -> LLMAgent:
+        """Build the agent ``spec`` describes; ``model``/``tools``/``pruning_model`` override it.
+
+        ``extra_tools`` are added to the spec's tools (ignored when ``tools`` replaces them).
+
+        Raises:
+            SpecError: When the model or a tool cannot be built (located in the file).
+        """
+        built_model = model if model is not None else build_chat_model(spec.model)
+        policies: dict[str, ToolPolicy] = {}
+        if tools is not None:
+            built_tools = list(tools)
+        else:
+            built = _build_tools(spec, extra=extra_tools)
+            built_tools = [tool for _, tool in built]
+            policies = _policies(spec, built)
+        pruning = pruning_model
+        if pruning is None and spec.allow_tool_output_pruning and spec.pruning_model is not None:
+            pruning = build_chat_model(spec.pruning_model)
+        return cls(
+            spec=spec,
+            model=built_model,
+            tools=built_tools,
+            pruning_model=pruning,
+            tool_policies=policies,
+            answer_schema=_output_schema(spec),
+            name=spec.name,
+        )
+
+    @classmethod
+    def from_file(
+        cls,
+        path: str | os.PathLike[str],
+        name: str | None = None,
+        *,
+        tools: Sequence[BaseTool] = (),
+    ) -> LLMAgent:
+        """Load ``path`` and build the agent called ``name`` (optional with one agent).
+
+        Args:
+            path: The agents file.
+            name: The agent; optional when the file declares one.
+            tools: Tool objects added to the tools the file lists (names must not clash).
+
+        Raises:
+            SpecError: When the file has problems, or ``name`` is missing or ambiguous.
+        """
+        # Only the chosen agent's problems stop it: a sibling's broken model or tool doesn't.
+        specs = load_specs(path, only=name)
+        return cls.from_spec(_pick(specs, name, source=str(path)), extra_tools=tools)
+
+    def with_structured_output(
+        self, schema: type[BaseModel] | None = None, *, include_raw: bool = False
+    ) -> Runnable[AgentInput, Any]:
+        """This agent answering with an instance of ``schema`` (default: ``answer_schema``).
+
+        The run is the same; after its answer, one tool-less request asks for the answer in
+        ``schema`` (see :mod:`leanloop.agent.structured`).
+
+        Args:
+            schema: A pydantic model class; the agent's ``answer_schema`` (the file's
+                ``output_schema``) when omitted.
+            include_raw: Return ``{"raw": AIMessage, "parsed": instance}`` (the raw message
+                carries the run report) instead of the instance alone.
+
+        Raises:
+            ValueError: When neither ``schema`` nor ``output_schema`` is set.
+        """
+        chosen = schema or self.answer_schema
+        if chosen is None:
+            msg = "with_structured_output needs a schema (or the agent's output_schema)"
+            raise ValueError(msg)
+        typed = self.model_copy(update={"answer_schema": chosen})
+
+        def pick(message: AIMessage) -> Any:
+            parsed = message.additional_kwargs["parsed"]
+            return {"raw": message, "parsed": parsed} if include_raw else parsed
+
+        return typed | RunnableLambda(pick, name="parsed")
+
+    def _loop(self, spec: AgentSpec | None = None, extra: Sequence[BaseTool] = ()) -> AgentLoop:
+        spec = spec or self.spec
+        workspace = spec.workspace
+        registry = ToolRegistry(
+            [*self.tools, *extra],
+            result_max_chars=spec.tool_result_max_chars,
+            path_exists=workspace_path_exists(workspace) if workspace is not None else None,
+            policies=self.tool_policies,
+        )
+        return AgentLoop(
+            spec=spec, model=self.model, registry=registry, pruning_model=self.pruning_model
+        )
+
+    async def ainvoke(
+        self, input: AgentInput, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> AIMessage:
+        """Run the agent to a final answer (see the class docstring for inputs and output)."""
+        return await self._acall_with_config(self._arun, input, config, **kwargs)
+
+    def invoke(
+        self, input: AgentInput, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> AIMessage:
+        """Synchronous :meth:`ainvoke`, run on one long-lived background event loop.
+
+        One loop for every sync call keeps clients that cache an async HTTP connection per
+        process (``langchain_openai`` does) usable across calls, and never blocks a loop the
+        caller may be running. When the wait ends early (Ctrl-C raises ``KeyboardInterrupt``
+        in the caller's thread), the run on the background loop is cancelled with it.
+        """
+        future = asyncio.run_coroutine_threadsafe(
+            self.ainvoke(input, config, **kwargs), _background_loop()
+        )
+        try:
+            return future.result()
+        finally:
+            if not future.done():
+                future.cancel()  # the background task gets CancelledError at its next await
+
+    def stream(
+        self, input: AgentInput, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> Iterator[AIMessageChunk]:
+        """Synchronous :meth:`astream`: text chunks as the model writes them, then the report.
+
+        The run goes on the same background event loop as :meth:`invoke`; chunks cross
+        to the caller's thread through a queue as they arrive. Closing the iterator early
+        cancels the run.
+        """
+        chunks: queue.Queue[tuple[str, Any]] = queue.Queue()
+
+        async def pump() -> None:
+            try:
+                async for chunk in self.astream(input, config, **kwargs):
+                    chunks.put(("chunk", chunk))
+            except BaseException as exc:  # handed to the caller's thread, raised there
+                chunks.put(("error", exc))
+                raise
+            chunks.put(("done", None))
+
+        future = asyncio.run_coroutine_threadsafe(pump(), _background_loop())
+        try:
+            while True:
+                kind, item = chunks.get()
+                if kind == "chunk":
+                    yield item
+                elif kind == "error":
+                    raise item
+                else:
+                    return
+        finally:
+            if not future.done():
+                future.cancel()
+
+    async def astream(
+        self, input: AgentInput, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> AsyncIterator[AIMessageChunk]:
+        """Stream the answer: text chunks as the model writes them, then the report.
+
+        Text of every reply is passed on as it arrives, except anything that could be
+        part of a tool call (the start of a call marker is held back, a reply that turns
+        out to be a call shows nothing more). The last chunk has no text and carries the
+        run report in ``response_metadata["leanloop"]``; adding up all chunks gives an
+        ``AIMessageChunk`` with the report attached. With an ``answer_schema`` nothing is
+        streamed: one chunk carries the typed answer (its JSON, ``additional_kwargs
+        ["parsed"]``) and the report.
+        """
+        queue: asyncio.Queue[AIMessageChunk | None] = asyncio.Queue()
+
+        async def on_text(text: str) -> None:
+            await queue.put(AIMessageChunk(content=text))
+
+        typed = self.answer_schema is not None
+
+        async def drive() -> None:
+            try:
+                # A typed answer is made after the run: the text the model streams is not
+                # it, so the one chunk that carries it is the last.
+                final = await self._acall_with_config(
+                    self._arun, input, config, on_text=None if typed else on_text, **kwargs
+                )
+                await queue.put(
+                    AIMessageChunk(
+                        content=final.content if typed else "",
+                        additional_kwargs=final.additional_kwargs if typed else {},
+                        response_metadata=final.response_metadata,
+                    )
+                )
+            finally:
+                await queue.put(None)
+
+        task = asyncio.create_task(drive())
+        try:
+            while (chunk := await queue.get()) is not None:
+                yield chunk
+        finally:
+            if not task.done():
+                task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task  # re-raises the run's own failure, if any
+
+    async def _arun(
+        self,
+        input: AgentInput,
+        run_manager: AsyncCallbackManagerForChainRun,
+        config: RunnableConfig,
+        on_text: TextSink | None = None,
+    ) -> AIMessage:
+        messages = opening_messages(input, system_prompt=self.spec.system_prompt)
+        child = cast(RunnableConfig, {**config, "callbacks": run_manager.get_child()})
+        thread, resume = session_of(config)
+        if thread is None:
+            final = await self._loop().run(messages, child, on_text=on_text)
+        else:
+            final = await run_turn(
+                spec=self.spec,
+                messages=messages,
+                config=child,
+                thread_id=thread,
+                resume=resume,
+                make_loop=self._loop,
+                on_text=on_text,
+            )
+        if self.answer_schema is None:
+            return final
+        return await attach_structured(
+            self.model, self.answer_schema, final, question=question_of(messages), config=child
+        )
+
+
+_loop_lock = threading.Lock()
+_loop: asyncio.AbstractEventLoop | None = None
+
+
+def _background_loop() -> asyncio.AbstractEventLoop:
+    """The event loop that serves synchronous calls (started once, a daemon thread)."""
+    global _loop  # noqa: PLW0603 - one loop per process, created on first use
+    with _loop_lock:
+        if _loop is None:
+            loop = asyncio.new_event_loop()
+            threading.Thread(target=loop.run_forever, name="leanloop-sync", daemon=True).start()
+            _loop = loop
+        return _loop
+
+
+def load_agents(path: str | os.PathLike[str]) -> dict[str, LLMAgent]:
+    """Load every agent declared in ``path``, keyed by name.
+
+    Raises:
+        SpecError: With every problem in the file, each located.
+    """
+    return {name: LLMAgent.from_spec(spec) for name, spec in load_specs(path).items()}
+
+
+def _build_tools(spec: AgentSpec, *, extra: Sequence[BaseTool] = ()) -> list[tuple[str, BaseTool]]:
+    from leanloop.exceptions import ToolError  # noqa: PLC0415
+
+    try:
+        agent_tools = {
+            f"{AGENT_PREFIX}{name}": agent_tool(sub.name, sub.description, LLMAgent.from_spec(sub))
+            for name, sub in spec.sub_agents.items()
+        }
+        return build_tools_by_ref(
+            spec.tools,
+            workspace=spec.workspace,
+            path_hints=requested_paths,
+            repair_paths=_repair_paths(spec),
+            mcp_servers=spec.mcp_servers,
+            extra=extra,
+            prebuilt=agent_tools,
+            near=_near(spec),
+        )
+    except ToolError as exc:
+        raise _located(spec, "tools", str(exc)) from exc
+
+
+def _policies(spec: AgentSpec, built: list[tuple[str, BaseTool]]) -> dict[str, ToolPolicy]:
+    """Each tool's own timeout and retries, from the ``tools`` entries written as mappings."""
+    options = {option.ref: option for option in spec.tool_options}
+    return {
+        tool.name: ToolPolicy(timeout=options[ref].timeout, retries=options[ref].retries)
+        for ref, tool in built
+        if ref in options
+    }
+
+
+def _output_schema(spec: AgentSpec) -> type[BaseModel] | None:
+    """The class ``output_schema`` names (validated to import and be a pydantic model)."""
+    if spec.output_schema is None:
+        return None
+    try:
+        schema = import_object(spec.output_schema, near=_near(spec))
+    except ImportPathError as exc:
+        raise _located(spec, "output_schema", str(exc)) from exc
+    if not (isinstance(schema, type) and issubclass(schema, BaseModel)):
+        raise _located(spec, "output_schema", f"{spec.output_schema!r} is not a pydantic model")
+    return schema
+
+
+def _near(spec: AgentSpec) -> Path | None:
+    """The agents file's folder, where a module beside the file is found (ADR 0023)."""
+    if spec.location is not None and spec.location.folder is not None:
+        return spec.location.folder
+    return spec.source.parent if spec.source is not None else None
+
+
+def _located(spec: AgentSpec, key: str, message: str) -> SpecError:
+    """A problem with the agent's ``key``, at the agent's place in its file."""
+    loc = spec.location
+    source = loc.source if loc else str(spec.source or "<spec>")
+    line, column = (loc.line, loc.column) if loc else (None, None)
+    return SpecError([SpecIssue(source, line, column, f"agents.{spec.name}.{key}", message)])
+
+
+def _repair_paths(spec: AgentSpec) -> bool:
+    """``repair_paths`` as set, else what the agent's prompting profile does."""
+    if spec.repair_paths is not None:
+        return spec.repair_paths
+    return pick_profile(spec.prompt_profile, spec.model.model).repair_paths
+
+
+def _pick(specs: Mapping[str, AgentSpec], name: str | None, *, source: str) -> AgentSpec:
+    if name is not None:
+        if name in specs:
+            return specs[name]
+        known = ", ".join(sorted(specs))
+        msg = f"no agent named {name!r} (agents: {known})"
+        raise SpecError([SpecIssue(source, None, None, "agents", msg)])
+    if len(specs) == 1:
+        return next(iter(specs.values()))
+    msg = f"the file declares {len(specs)} agents; name one ({', '.join(sorted(specs))})"
+    raise SpecError([SpecIssue(source, None, None, "agents", msg)])

@@ -1,0 +1,707 @@
+"""The ``leanloop`` command: validate, run, window, report, schema, local, demo.
+
+Exit codes (``leanloop --help`` lists them too):
+
+- 0: the run ended with the model's answer (or the command did what it was asked);
+- 1: the run failed (the model's server did not answer, a request was refused);
+- 2: bad input (a configuration or usage mistake), one located line per problem;
+- 3: the run ended otherwise (``max_rounds``, ``budget_exhausted``, ``repeated_calls``):
+  the answer leanloop composed is still printed, and stderr says how it ended;
+- 130: interrupted (Ctrl-C); SIGTERM and SIGHUP end a run the same way, with 143 and 129.
+
+LangChain is imported only by the commands that build a model, so ``--help``,
+``--version``, ``validate`` (without ``--check-models``), ``report`` and ``schema`` start
+fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import logging
+import os
+import shlex
+import sys
+import threading
+from collections.abc import Coroutine, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar, cast
+
+from leanloop.exceptions import (
+    LeanloopError,
+    RunFailed,
+    SessionError,
+    SpecError,
+    SpecIssue,
+    StructuredOutputError,
+    UnfinishedTurn,
+)
+from leanloop.report import ENDED_OTHERWISE, summary_line
+
+if TYPE_CHECKING:
+    from leanloop.agent import LLMAgent
+
+__all__ = ["EXIT_BAD_INPUT", "EXIT_ENDED_OTHERWISE", "EXIT_FAILED", "EXIT_OK", "main"]
+
+EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_ENDED_OTHERWISE = 0, 1, 2, 3
+
+PARTIAL_MARK = "[leanloop: the run failed; the text above is not an answer]"
+"""The stdout line after text a failed run had already streamed (exit 1 follows)."""
+
+T = TypeVar("T")
+
+_EPILOG = """exit codes: 0 answered · 1 failed · 2 bad input (or a session that cannot take
+the turn: busy, or an unfinished turn to --resume) · 3 ended otherwise (max_rounds,
+budget_exhausted, repeated_calls: the composed answer is printed) · 130 interrupted
+(143 SIGTERM, 129 SIGHUP)"""
+
+_ENDINGS = {
+    "max_rounds": "it used all its rounds",
+    "budget_exhausted": "the context budget was spent",
+    "repeated_calls": "the model kept repeating calls",
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI with ``argv`` (default: ``sys.argv[1:]``) and return the exit code."""
+    words = list(sys.argv[1:] if argv is None else argv)
+    parser = _parser()
+    try:
+        args, extra = parser.parse_known_args(words)
+        # argparse gives an optional positional its (empty) value at the first option that
+        # follows the file (`run FILE --json QUESTION`): the question then comes back here.
+        if extra and getattr(args, "question", None) == "" and len(extra) == 1:
+            args.question = extra.pop()
+        if extra:
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    except _UsageError as exc:  # argparse's own lines, and with --json a JSON object too
+        exc.parser.print_usage(sys.stderr)
+        print(f"{exc.parser.prog}: error: {exc}", file=sys.stderr)
+        if "--json" in (words[: words.index("--")] if "--" in words else words):
+            _print_json_error(str(exc))
+        return EXIT_BAD_INPUT
+    verbose = getattr(args, "verbose", False)
+    logging.basicConfig(
+        level=logging.WARNING, format="leanloop: %(levelname)s: %(message)s", force=True
+    )
+    logging.getLogger("leanloop").setLevel(logging.DEBUG if verbose else logging.WARNING)
+    _interrupt_said.clear()
+    _interrupt_json.clear()
+    if getattr(args, "json", False):
+        _interrupt_json.set()
+    try:
+        code: int = args.handler(args)
+    except SpecError as exc:
+        _json_error(args, str(exc))
+        for issue in exc.issues:
+            print(f"error: {issue}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except SessionError as exc:  # a session that cannot take this turn: say how to go on
+        _json_error(args, str(exc))
+        hint = ""
+        if isinstance(exc, UnfinishedTurn):
+            hint = f"; finish it with: {_resume_command(args)}"
+        print(f"error: {exc}{hint}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except LeanloopError as exc:
+        _json_error(args, str(exc))
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    except KeyboardInterrupt as exc:  # Ctrl-C; SIGTERM or SIGHUP during a run (_Signalled)
+        signum = exc.signum if isinstance(exc, _Signalled) else _SIGINT
+        _say_interrupted(signum)
+        return _EXIT_SIGNALLED + signum
+    except UnicodeEncodeError as exc:
+        if "surrogates" not in exc.reason:
+            raise
+        # Text that is not UTF-8 that no check above caught: still one line, never a trace.
+        bad = exc.object[exc.start : exc.end]
+        message = f"some text given is not UTF-8 ({bad!r} cannot be written as UTF-8)"
+        _json_error(args, message)
+        print(f"error: {message}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    return code
+
+
+class _UsageError(Exception):
+    """A usage mistake argparse found, raised instead of its ``SystemExit(2)``."""
+
+    def __init__(self, parser: argparse.ArgumentParser, message: str) -> None:
+        super().__init__(message)
+        self.parser = parser
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ``ArgumentParser`` whose usage errors reach :func:`main` (for ``--json``)."""
+
+    def error(self, message: str) -> NoReturn:
+        raise _UsageError(self, message)
+
+
+def _bad_input(args: argparse.Namespace, message: str) -> int:
+    """One ``error:`` line on stderr (and the JSON object with ``--json``): exit 2."""
+    _json_error(args, message)
+    print(f"error: {message}", file=sys.stderr)
+    return EXIT_BAD_INPUT
+
+
+def _resume_command(args: argparse.Namespace) -> str:
+    """The command that resumes the session's unfinished turn, ready to paste.
+
+    It names the agent whenever the run did (a file with several agents needs it), and
+    quotes what the shell would split.
+    """
+    words = ["leanloop", "run", str(args.file)]
+    if getattr(args, "agent", None):
+        words += ["--agent", args.agent]
+    words += ["--session", str(args.session), "--resume"]
+    return shlex.join(words)
+
+
+def _session_id(args: argparse.Namespace) -> str | None:
+    """``--session ID`` as given, ``None`` without it; an empty or blank ID is refused.
+
+    Raises:
+        SessionError: ``--session ""`` or ``--session " "``: the same line as for
+            ``configurable.thread_id`` (never taken as "no session").
+    """
+    if args.session is None:
+        return None
+    from leanloop.sessions import check_thread_id  # noqa: PLC0415 - keep `--help` fast
+
+    return check_thread_id(args.session, given_as="--session")
+
+
+_SIGINT = 2
+"""``signal.SIGINT`` (2 everywhere): a plain ``KeyboardInterrupt`` is Ctrl-C outside a run."""
+_EXIT_SIGNALLED = 128
+"""A run a signal ended exits with ``128 + signum``: 130 for Ctrl-C, 143 SIGTERM, 129 SIGHUP."""
+_SIGNAL_LINES = {
+    "SIGINT": "interrupted",
+    "SIGTERM": "terminated (SIGTERM)",
+    "SIGHUP": "hung up (SIGHUP)",
+}
+"""The one line on stderr when a signal ends the command, by the signal's name."""
+_INTERRUPT_GRACE_S = 2.0
+"""After a signal, how long a run may take to unwind before the process ends anyway."""
+_interrupt_said = threading.Event()
+_interrupt_json = threading.Event()
+"""Set for ``--json``: the interrupted command still prints its JSON object."""
+
+
+class _Signalled(KeyboardInterrupt):
+    """SIGINT, SIGTERM or SIGHUP during a run: it unwinds as Ctrl-C always did."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _say_interrupted(signum: int = _SIGINT) -> None:
+    """One line on stderr (``interrupted``), once; with ``--json`` the JSON object first.
+
+    Written to the descriptors: no lock to wait for, also from a signal handler.
+    """
+    if not _interrupt_said.is_set():
+        _interrupt_said.set()
+        import signal  # noqa: PLC0415
+
+        name = signal.Signals(signum).name
+        line = _SIGNAL_LINES.get(name, f"stopped ({name})")
+        with contextlib.suppress(OSError):
+            if _interrupt_json.is_set():
+                os.write(1, (_json_error_text(line) + "\n").encode())
+            os.write(2, f"{line}\n".encode())
+
+
+def _exit_interrupted(signum: int) -> NoReturn:
+    """End the process now with ``128 + signum``, whatever its threads are doing."""
+    _say_interrupted(signum)
+    os._exit(_EXIT_SIGNALLED + signum)
+
+
+def _run_interruptible(coro: Coroutine[Any, Any, T]) -> T:
+    """``asyncio.run(coro)``, where Ctrl-C, SIGTERM and SIGHUP always end the process promptly.
+
+    The first signal cancels the run's task (a sync tool's worker thread is abandoned, the
+    model request closed, the stdio MCP servers of calls in flight stopped) and
+    :class:`_Signalled` (a ``KeyboardInterrupt``) is raised here. Should the run not have
+    unwound ``_INTERRUPT_GRACE_S`` later (a tool holding the event loop, an executor thread
+    that never joins), the process ends with ``128 + signum`` anyway; a second signal ends
+    it at once, also while the interpreter exits. Off the main thread (no signals there)
+    this is ``asyncio.run``.
+    """
+    import asyncio  # noqa: PLC0415 - asyncio alone costs ~0.1 s of `--help`
+    import signal  # noqa: PLC0415
+
+    if threading.current_thread() is not threading.main_thread():
+        return asyncio.run(coro)
+    unwound = threading.Event()
+    received: list[int] = []  # the signals, in order: the first sets the exit status
+    task: asyncio.Task[T] | None = None
+    loop: asyncio.AbstractEventLoop | None = None
+
+    def exit_unless_unwound() -> None:
+        if not unwound.wait(_INTERRUPT_GRACE_S):
+            _exit_interrupted(received[0])
+
+    def on_signal(signum: int, frame: object) -> None:
+        received.append(signum)
+        if len(received) > 1:
+            _exit_interrupted(received[0])
+        threading.Thread(target=exit_unless_unwound, name="leanloop-interrupt", daemon=True).start()
+        if task is None or loop is None or task.done():
+            raise _Signalled(signum)
+        loop.call_soon_threadsafe(task.cancel)
+
+    async def main() -> T:
+        nonlocal task
+        task = cast("asyncio.Task[T]", asyncio.current_task())
+        return await coro
+
+    # SIGTERM and SIGHUP unwind the run as Ctrl-C does: their default action would end the
+    # process at once, and a stdio MCP server in the middle of a call (in a session of its
+    # own, so no signal reaches it) would keep running, orphaned. One ignored when the run
+    # starts (nohup) stays ignored.
+    previous = {signal.SIGINT: signal.signal(signal.SIGINT, on_signal)}
+    for name in ("SIGTERM", "SIGHUP"):
+        number = getattr(signal, name, None)  # no SIGHUP on Windows
+        if number is not None and signal.getsignal(number) is not signal.SIG_IGN:
+            previous[number] = signal.signal(number, on_signal)
+    try:
+        with asyncio.Runner() as runner:
+            loop = runner.get_loop()
+            try:
+                return runner.run(main())
+            except asyncio.CancelledError:
+                if received:
+                    raise _Signalled(received[0]) from None
+                raise
+    finally:
+        unwound.set()
+        if not received:  # after a signal, a second one still ends the process at once
+            for number, handler in previous.items():
+                signal.signal(number, signal.SIG_DFL if handler is None else handler)
+
+
+class _VersionAction(argparse.Action):
+    """``--version``, looked up only when asked (reading package metadata costs ~0.1 s)."""
+
+    def __init__(self, option_strings: list[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, help="show the version and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> None:
+        import leanloop  # noqa: PLC0415
+
+        print(f"leanloop {leanloop.__version__}")  # on stdout, as argparse's own version action
+        parser.exit()
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="leanloop",
+        description="Config-driven LangChain agents that stay inside their context window.",
+        epilog=_EPILOG,
+    )
+    parser.add_argument("--version", action=_VersionAction)
+    # Every subparser is a `_Parser` too (argparse makes them of the parent's class).
+    sub = cast(
+        "argparse._SubParsersAction[argparse.ArgumentParser]",
+        parser.add_subparsers(dest="command", required=True, metavar="COMMAND"),
+    )
+
+    validate = sub.add_parser("validate", help="check an agents file and report every problem")
+    validate.add_argument("file", help="the agents YAML file")
+    validate.add_argument(
+        "--check-models",
+        action="store_true",
+        help="also build every agent's chat models (no request is sent) and start each MCP "
+        "server the agents use, listing its tools: reports a missing provider package, "
+        "missing credentials, an option the model refuses, or a server that does not start",
+    )
+    validate.set_defaults(handler=_validate)
+
+    run = sub.add_parser("run", help="run an agent on a question", epilog=_EPILOG)
+    run.add_argument("file", help="the agents YAML file")
+    run.add_argument(
+        "question", nargs="?", default="", help="what to ask the agent (not with --resume)"
+    )
+    run.add_argument("--agent", help="the agent's name (optional when the file has one)")
+    run.add_argument(
+        "--session",
+        metavar="ID",
+        help="continue the conversation stored under ID (created on first use)",
+    )
+    run.add_argument(
+        "--resume",
+        action="store_true",
+        help="with --session: finish the session's unfinished turn from its last stored step",
+    )
+    run.add_argument("--json", action="store_true", help="print the run report as JSON")
+    run.add_argument("--html", type=Path, metavar="PATH", help="write a page of the run")
+    noise = run.add_mutually_exclusive_group()
+    noise.add_argument("--quiet", "-q", action="store_true", help="print the answer only")
+    noise.add_argument("--verbose", "-v", action="store_true", help="debug logs on stderr")
+    run.set_defaults(handler=_run)
+
+    chat = sub.add_parser(
+        "chat",
+        help="talk with an agent, turn after turn (a session)",
+        description="Read questions from stdin, one per line, and stream each answer; the "
+        "conversation is a session (--session ID continues one). Ctrl-D or /exit ends it.",
+    )
+    chat.add_argument("file", help="the agents YAML file")
+    chat.add_argument("--agent", help="the agent's name (optional when the file has one)")
+    chat.add_argument("--session", metavar="ID", help="the session (default: a new one)")
+    chat_noise = chat.add_mutually_exclusive_group()
+    chat_noise.add_argument("--quiet", "-q", action="store_true", help="print answers only")
+    chat_noise.add_argument("--verbose", "-v", action="store_true", help="debug logs on stderr")
+    chat.set_defaults(handler=_chat)
+
+    window = sub.add_parser("window", help="show each agent's context window and its source")
+    window.add_argument("file", help="the agents YAML file")
+    window.add_argument("--agent", help="only this agent")
+    window.set_defaults(handler=_window)
+
+    report = sub.add_parser("report", help="show a saved run report (from run --json)")
+    report.add_argument("file", type=Path, help="the JSON report")
+    report.add_argument("--html", type=Path, metavar="PATH", help="write a page of the run")
+    report.set_defaults(handler=_report)
+
+    schema = sub.add_parser(
+        "schema",
+        help="print the JSON Schema of agents files",
+        description="Print the JSON Schema of agents files, for editors and other tools; "
+        "an agents file may name it with '# yaml-language-server: $schema=PATH'.",
+    )
+    schema.add_argument("--path", action="store_true", help="print the installed file's path")
+    schema.set_defaults(handler=_schema)
+
+    from leanloop.cli.local import register  # noqa: PLC0415 - keep module import cheap
+
+    register(sub)
+    return parser
+
+
+def _validate(args: argparse.Namespace) -> int:
+    from leanloop.spec import load_specs  # noqa: PLC0415 - keep `leanloop --help` fast
+
+    if args.check_models:
+        from leanloop.cli.checkmodels import check_models  # noqa: PLC0415 - imports LangChain
+
+        return check_models(args.file)
+    specs = load_specs(args.file)
+    noun = "agent" if len(specs) == 1 else "agents"
+    print(f"ok: {len(specs)} {noun} ({', '.join(specs)})")
+    return EXIT_OK
+
+
+def _schema(args: argparse.Namespace) -> int:
+    """``leanloop schema``: the installed ``agent.schema.json``, or its path with ``--path``."""
+    from importlib import resources  # noqa: PLC0415
+
+    schema = resources.files("leanloop").joinpath("spec/agent.schema.json")
+    if args.path:
+        if not isinstance(schema, Path):  # an import from a zip: there is no file to name
+            print(f"error: the schema is not a file on disk ({schema})", file=sys.stderr)
+            return EXIT_FAILED
+        print(schema)
+        return EXIT_OK
+    text = schema.read_text(encoding="utf-8")
+    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    return EXIT_OK
+
+
+def _run(args: argparse.Namespace) -> int:
+    from leanloop.agent import LLMAgent  # noqa: PLC0415
+    from leanloop.sessions.configurable import not_utf8  # noqa: PLC0415
+
+    thread = _session_id(args)
+    if args.resume and thread is None:
+        return _bad_input(args, "--resume needs --session ID (the session to resume)")
+    if not args.question and not args.resume:
+        return _bad_input(args, "the question is missing (only --resume may leave it out)")
+    if not args.question.strip() and not args.resume:
+        return _bad_input(args, f"the question {args.question!r} is blank")
+    problem = not_utf8(args.question)
+    if problem is not None:
+        return _bad_input(args, f"the question is not UTF-8 text: {problem}; nothing was sent")
+    if args.html is not None and (problem := _unwritable(args.html)) is not None:
+        return _bad_input(args, f"--html {args.html}: cannot write the page there: {problem}")
+    agent = LLMAgent.from_file(args.file, args.agent)
+    session = {"thread_id": thread, "resume": args.resume} if thread is not None else None
+    try:
+        answer, report = _run_interruptible(
+            _stream(agent, args.question, show=not args.json, quiet=args.quiet, session=session)
+        )
+    except RunFailed as exc:
+        report = exc.report.to_dict()
+        _emit_report(args, report, answer=None)
+        print(f"error: {exc}", file=sys.stderr)
+        if not args.quiet:
+            print(summary_line(report), file=sys.stderr)
+        return EXIT_FAILED
+    except StructuredOutputError as exc:
+        # The run ended; only its typed answer could not be made: keep what it gave.
+        report = {**exc.answer.response_metadata.get("leanloop", {}), "error": str(exc)}
+        _emit_report(args, report, answer=exc.answer.text)
+        print(f"error: {exc}", file=sys.stderr)
+        if not args.quiet:
+            print(summary_line(report), file=sys.stderr)
+        return EXIT_FAILED
+    written = _emit_report(args, report, answer=answer)
+    reason = str(report.get("stop_reason"))
+    if not args.quiet:
+        print(summary_line(report), file=sys.stderr)
+    if reason in ENDED_OTHERWISE:
+        why = _ENDINGS.get(reason, reason)
+        print(
+            f"leanloop: the run ended by {reason} ({why}); the answer is what it had found "
+            "so far, composed without the model finishing its work",
+            file=sys.stderr,
+        )
+        return EXIT_ENDED_OTHERWISE
+    # The page was asked for and is missing: the command did not do all it was asked.
+    return EXIT_OK if written else EXIT_FAILED
+
+
+async def _stream(
+    agent: LLMAgent,
+    question: str,
+    *,
+    show: bool,
+    quiet: bool,
+    session: Mapping[str, Any] | None = None,
+) -> tuple[str, dict[str, Any]]:
+    """Run ``agent``, writing answer text to stdout as it arrives when ``show``.
+
+    An agent with an ``output_schema`` prints the typed answer (JSON) once it is made:
+    the text the model streams is not that answer.
+    """
+    from langchain_core.runnables import RunnableConfig  # noqa: PLC0415
+
+    from leanloop.cli.progress import ProgressPrinter  # noqa: PLC0415
+
+    config: RunnableConfig = {"callbacks": [] if quiet else [ProgressPrinter(sys.stderr)]}
+    if session is not None:
+        config["configurable"] = dict(session)
+    if agent.answer_schema is not None:
+        message = await agent.ainvoke(question, config)
+        if show:
+            print(message.text, flush=True)
+        return message.text, dict(message.response_metadata.get("leanloop", {}))
+    parts: list[str] = []
+    report: dict[str, Any] = {}
+    try:
+        async for chunk in agent.astream(question, config):
+            text = chunk.text
+            if text:
+                parts.append(text)
+                if show:
+                    sys.stdout.write(text)
+                    sys.stdout.flush()
+            if "leanloop" in chunk.response_metadata:
+                report = dict(chunk.response_metadata["leanloop"])
+    except RunFailed:
+        # What was streamed (a reply cut off, text before a failed step) is already on
+        # stdout and cannot be taken back: a line of its own says it is no answer.
+        shown = "".join(parts)
+        if show and shown:
+            sys.stdout.write(("" if shown.endswith("\n") else "\n") + PARTIAL_MARK + "\n")
+            sys.stdout.flush()
+        raise
+    answer = "".join(parts)
+    if show:
+        sys.stdout.write("\n" if answer and not answer.endswith("\n") else "")
+        sys.stdout.flush()
+    return answer.strip(), report
+
+
+def _chat(args: argparse.Namespace) -> int:
+    """``leanloop chat``: one turn per stdin line, each answer streamed, in one session."""
+    import uuid  # noqa: PLC0415
+
+    from leanloop.agent import LLMAgent  # noqa: PLC0415
+    from leanloop.sessions.configurable import not_utf8  # noqa: PLC0415
+
+    given = _session_id(args)
+    agent = LLMAgent.from_file(args.file, args.agent)
+    thread = given if given is not None else f"chat-{uuid.uuid4().hex[:12]}"
+    args.session = thread  # what a resume hint names
+    if given is None:
+        print(f"leanloop: session {thread} (continue it with --session {thread})", file=sys.stderr)
+    if isinstance(sys.stdin, io.TextIOWrapper):  # bytes that are not UTF-8: refused below
+        sys.stdin.reconfigure(errors="surrogateescape")
+    code = EXIT_OK
+    number = 0
+    while True:
+        if sys.stdin.isatty():
+            print("> ", end="", file=sys.stderr, flush=True)
+        line = sys.stdin.readline()
+        number += 1
+        if not line or line.strip() in ("/exit", "/quit"):
+            return code
+        question = line.strip()
+        if not question:
+            continue
+        problem = not_utf8(line.rstrip("\r\n"))
+        if problem is not None:  # the session goes on: the line can be typed again
+            print(
+                f"error: line {number} is not UTF-8 text: {problem}; it was not sent",
+                file=sys.stderr,
+            )
+            code = EXIT_BAD_INPUT if code == EXIT_OK else code
+            continue
+        session = {"thread_id": thread, "resume": False}
+        try:
+            _, report = _run_interruptible(
+                _stream(agent, question, show=True, quiet=args.quiet, session=session)
+            )
+        except RunFailed as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            code = EXIT_FAILED
+            continue
+        if not args.quiet:
+            print(summary_line(report), file=sys.stderr)
+
+
+def _emit_report(
+    args: argparse.Namespace, report: Mapping[str, Any], *, answer: str | None
+) -> bool:
+    """Print the JSON report (``--json``) and write the page (``--html``) when asked.
+
+    Returns:
+        ``False`` when the page was asked for and could not be written (stderr says why).
+    """
+    if args.json:
+        _interrupt_json.clear()  # stdout holds this object: an interrupt adds no second one
+        print(json.dumps({"answer": answer, **report}, indent=2, default=str))
+    if getattr(args, "html", None) is not None:
+        return _write_html(args.html, {"answer": answer, **report})
+    return True
+
+
+def _unwritable(path: Path) -> str | None:
+    """Why the page cannot be written at ``path`` (checked before a run), or ``None``.
+
+    Missing folders are created when the page is written; the first folder that exists
+    on the way up must be a writable folder.
+    """
+    if path.is_dir():
+        return "it is a folder"
+    for folder in path.parents:
+        if folder.exists():
+            if not folder.is_dir():
+                return f"{folder} is not a folder"
+            if not os.access(folder, os.W_OK):
+                return f"the folder {folder} is not writable"
+            break
+    if path.exists() and not os.access(path, os.W_OK):
+        return "the file is not writable"
+    return None
+
+
+def _write_html(path: Path, report: Mapping[str, Any]) -> bool:
+    from leanloop.cli.htmlreport import write_html  # noqa: PLC0415
+
+    try:
+        write_html(report, path)
+    except OSError as exc:
+        print(f"error: cannot write {path}: {exc.strerror or exc}", file=sys.stderr)
+        return False
+    print(f"leanloop: wrote {path}", file=sys.stderr)
+    return True
+
+
+def _json_error(args: argparse.Namespace, message: str) -> None:
+    """With ``--json``, a failure before the run still prints a JSON object with ``error``."""
+    if getattr(args, "json", False):
+        _print_json_error(message)
+
+
+def _print_json_error(message: str) -> None:
+    print(_json_error_text(message))
+
+
+def _json_error_text(message: str) -> str:
+    return json.dumps({"answer": None, "stop_reason": "failed", "error": message}, indent=2)
+
+
+def _report(args: argparse.Namespace) -> int:
+    from leanloop.report import format_report  # noqa: PLC0415
+
+    try:
+        report = json.loads(args.file.read_text(encoding="utf-8"))
+    except OSError as exc:
+        print(f"error: {args.file}: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except ValueError as exc:
+        print(f"error: {args.file}: not a JSON report ({exc})", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if not isinstance(report, dict):
+        print(f"error: {args.file}: not a JSON report (expected an object)", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if args.html is not None:
+        problem = _unwritable(args.html)
+        if problem is not None:
+            print(
+                f"error: --html {args.html}: cannot write the page there: {problem}",
+                file=sys.stderr,
+            )
+            return EXIT_BAD_INPUT
+        return EXIT_OK if _write_html(args.html, report) else EXIT_FAILED
+    else:
+        print(format_report(report))
+        print(summary_line(report))
+    return EXIT_OK
+
+
+def _window(args: argparse.Namespace) -> int:
+    import asyncio  # noqa: PLC0415
+
+    from langchain_core.language_models import BaseChatModel  # noqa: PLC0415
+
+    from leanloop.budget import ContextPlan  # noqa: PLC0415
+    from leanloop.budget.run import resolve_window  # noqa: PLC0415
+    from leanloop.models import build_chat_model  # noqa: PLC0415
+    from leanloop.spec import load_specs  # noqa: PLC0415
+    from leanloop.spec.types import AgentSpec  # noqa: PLC0415
+
+    # Only the models are built (a `class:` model's module is imported to ask it): an
+    # agent's tools and output_schema are never imported to learn its window (ADR 0023).
+    agents: dict[str, tuple[AgentSpec, BaseChatModel]] = {}
+    problems: list[SpecIssue] = []
+    only = {"only": args.agent} if args.agent is not None else {}
+    for name, spec in load_specs(args.file, **only).items():
+        try:  # an agent whose model cannot be built does not hide the others
+            agents[name] = (spec, build_chat_model(spec.model))
+        except SpecError as exc:
+            problems.extend(exc.issues)
+
+    async def resolve_all() -> list[str]:
+        lines = []
+        for name, (spec, model) in agents.items():
+            window = await resolve_window(spec.model, model)
+            plan = ContextPlan.for_window(
+                window.tokens,
+                budget_percent=spec.token_budget_percent,
+                max_tokens=spec.model.max_tokens,
+            )
+            note = f" — {window.note}" if window.note else ""
+            lines.append(
+                f"{name}: window {window.tokens:,} tokens (source: {window.source}{note}); "
+                f"request ceiling {plan.ceiling:,}, reply reserve {plan.reply_reserve:,}"
+            )
+        return lines
+
+    for issue in problems:
+        print(f"error: {issue}", file=sys.stderr)
+    for line in asyncio.run(resolve_all()):
+        print(line)
+    return EXIT_BAD_INPUT if problems else EXIT_OK
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
