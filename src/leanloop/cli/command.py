@@ -67,6 +67,11 @@ _ENDINGS = {
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI with ``argv`` (default: ``sys.argv[1:]``) and return the exit code."""
     words = list(sys.argv[1:] if argv is None else argv)
+    if words and words[0] == "serve":
+        # `serve` has its own parser, and FastAPI is imported only for this command.
+        from leanloop.serve import serve_main  # noqa: PLC0415
+
+        return serve_main(words[1:])
     parser = _parser()
     try:
         args, extra = parser.parse_known_args(words)
@@ -312,6 +317,12 @@ def _parser() -> argparse.ArgumentParser:
         parser.add_subparsers(dest="command", required=True, metavar="COMMAND"),
     )
 
+    # Listed for --help only: main() hands `serve` to leanloop.serve before parsing.
+    sub.add_parser(
+        "serve",
+        help="serve the agents over the OpenAI chat API (leanloop[serve]; serve --help)",
+        add_help=False,
+    )
     validate = sub.add_parser("validate", help="check an agents file and report every problem")
     validate.add_argument("file", help="the agents YAML file")
     validate.add_argument(

@@ -1,0 +1,107 @@
+*** Settings ***
+Documentation       ``leanloop serve`` as a real process (``python -m leanloop.serve``) on a
+...                 loopback port, with scripted models only: curl and the official ``openai``
+...                 client talk to it; each refusal has its status in OpenAI's error shape, and
+...                 SIGTERM ends it cleanly with no traceback in its log (ADR 0025).
+Library             resources/ServeLibrary.py
+Library             Collections
+Suite Setup         Start Serve Process    --max-body-bytes    4096
+Suite Teardown      Stop Serve Process
+
+
+*** Test Cases ***
+Curl Lists The Agents
+    ${token}=    Serve Token
+    ${reply}=    Curl    /models    -H    Authorization: Bearer ${token}
+    Should Be Equal As Integers    ${reply}[status]    200
+    ${ids}=    Evaluate    [m["id"] for m in $reply["json"]["data"]]
+    Should Be Equal    ${ids}    ${{["broken", "echo", "slow", "stalling"]}}
+
+Curl Gets An Answer With Usage And The Report
+    ${token}=    Serve Token
+    ${reply}=    Curl    /chat/completions    -H    Authorization: Bearer ${token}
+    ...    -H    Content-Type: application/json
+    ...    -d    {"model": "echo", "messages": [{"role": "user", "content": "Which port?"}]}
+    Should Be Equal As Integers    ${reply}[status]    200
+    Should Be Equal    ${reply}[json][choices][0][message][content]    You said: Which port? Before that: nothing
+    Should Be True    ${reply}[json][usage][completion_tokens] > 0
+    Should Be Equal    ${reply}[json][leanloop][stop_reason]    answer
+
+Curl Streams Chunks That End With DONE
+    ${token}=    Serve Token
+    ${reply}=    Curl    /chat/completions    -N    -H    Authorization: Bearer ${token}
+    ...    -d    {"model": "echo", "stream": true, "messages": [{"role": "user", "content": "Stream it."}]}
+    Should Be Equal As Integers    ${reply}[status]    200
+    ${events}=    Sse Payloads    ${reply}[body]
+    Should Be Equal    ${events}[-1]    [DONE]
+    ${text}=    Evaluate    "".join(e["choices"][0]["delta"].get("content", "") for e in $events[:-1])
+    Should Be Equal    ${text}    You said: Stream it. Before that: nothing
+    Should Be Equal    ${events}[-2][choices][0][finish_reason]    stop
+    Should Be Equal    ${events}[-2][leanloop][stop_reason]    answer
+    Should Be True    ${events}[-2][usage][completion_tokens] > 0
+
+Curl Gets Each Refusal With Its Status
+    ${token}=    Serve Token
+    ${auth}=    Set Variable    Authorization: Bearer ${token}
+    ${reply}=    Curl    /chat/completions    -H    ${auth}    -d    {"model": "echo", "messages": [
+    Refusal Should Be    ${reply}    400    invalid_json
+    ${reply}=    Curl    /chat/completions    -H    ${auth}
+    ...    -d    {"model": "nobody", "messages": [{"role": "user", "content": "Hi"}]}
+    Refusal Should Be    ${reply}    404    model_not_found
+    ${reply}=    Curl    /chat/completions
+    ...    -d    {"model": "echo", "messages": [{"role": "user", "content": "Hi"}]}
+    Refusal Should Be    ${reply}    401    invalid_api_key
+    ${reply}=    Curl    /chat/completions    -H    Authorization: Bearer wrong
+    ...    -d    {"model": "echo", "messages": [{"role": "user", "content": "Hi"}]}
+    Refusal Should Be    ${reply}    401    invalid_api_key
+    ${big}=    Evaluate    '{"model": "echo", "messages": [{"role": "user", "content": "' + 'x' * 10000 + '"}]}'
+    ${reply}=    Curl    /chat/completions    -H    ${auth}    -d    ${big}
+    Refusal Should Be    ${reply}    413    request_too_large
+    ${reply}=    Curl    /chat/completions    -H    ${auth}
+    ...    -d    {"model": "broken", "messages": [{"role": "user", "content": "Hi"}]}
+    Refusal Should Be    ${reply}    502    model_error
+    ${log}=    Serve Log
+    Should Not Contain    ${log}    Traceback
+
+The OpenAI Client Gets An Answer
+    ${reply}=    Openai Chat    echo    Hello.
+    Should Be Equal    ${reply}[content]    You said: Hello. Before that: nothing
+    Should Be True    ${reply}[usage][completion_tokens] > 0
+    Should Be Equal    ${reply}[leanloop][stop_reason]    answer
+
+The OpenAI Client Streams An Answer
+    ${reply}=    Openai Chat    echo    Stream please.    stream=${True}
+    Should Be Equal    ${reply}[content]    You said: Stream please. Before that: nothing
+    Should Be True    ${reply}[chunks] > 3
+    Should Be Equal    ${reply}[leanloop][stop_reason]    answer
+
+A Second Request Of A Session Continues The Conversation
+    ${reply}=    Openai Chat    echo    My name is Ada.    What is my name?    session=robot-1
+    Should Be Equal    ${reply}[content]    You said: What is my name? Before that: My name is Ada.
+    Should Be Equal    ${reply}[leanloop][session][thread_id]    robot-1
+    Should Be Equal As Integers    ${reply}[leanloop][session][turn]    2
+
+It Refuses To Start Without A Token Off Loopback
+    ${result}=    Run Serve Expecting Refusal    --host    0.0.0.0
+    Should Be Equal As Integers    ${result}[rc]    2
+    Should Contain    ${result}[stderr]    set LEANLOOP_SERVE_TOKEN
+    ${result}=    Run Serve Expecting Refusal    --host    0.0.0.0    --no-auth
+    Should Be Equal As Integers    ${result}[rc]    2
+    Should Contain    ${result}[stderr]    --no-auth is refused
+
+SIGTERM Ends The Server Cleanly
+    [Documentation]    Last: it stops the suite's server (the teardown then has nothing to do).
+    ${code}=    Stop Serve Process
+    Should Be Equal As Integers    ${code}    0
+    ${log}=    Serve Log
+    Should Contain    ${log}    Shutting down
+    Should Not Contain    ${log}    Traceback
+
+
+*** Keywords ***
+Refusal Should Be
+    [Arguments]    ${reply}    ${status}    ${code}
+    Should Be Equal As Integers    ${reply}[status]    ${status}    ${reply}[body]
+    Should Be Equal    ${reply}[json][error][code]    ${code}
+    Dictionary Should Contain Key    ${reply}[json][error]    message
+    Dictionary Should Contain Key    ${reply}[json][error]    type
