@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
+import inspect
 import os
 import queue
 import threading
@@ -19,24 +21,32 @@ from typing import Any, cast
 from langchain_core.callbacks import AsyncCallbackManagerForChainRun
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk
-from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda, RunnableSerializable
+from langchain_core.runnables import (
+    Runnable,
+    RunnableConfig,
+    RunnableLambda,
+    RunnableSerializable,
+    ensure_config,
+)
 from langchain_core.tools import BaseTool
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from leanloop._imports import ImportPathError, import_object
 from leanloop.agent.conversation import run_turn, session_of
 from leanloop.agent.inputs import AgentInput, opening_messages
 from leanloop.agent.structured import attach_structured
-from leanloop.exceptions import SpecError, SpecIssue
+from leanloop.exceptions import SpecError, SpecIssue, ToolError
 from leanloop.loop import AgentLoop, TextSink
 from leanloop.loop.prefetch import requested_paths
 from leanloop.loop.profiles import pick_profile
 from leanloop.models import build_chat_model
 from leanloop.protocol import question_of
+from leanloop.sessions import without_session
 from leanloop.spec import load_specs
-from leanloop.spec.types import AGENT_PREFIX, AgentSpec
+from leanloop.spec.load import load_specs_from_dict
+from leanloop.spec.types import AGENT_PREFIX, AgentSpec, ModelSpec
 from leanloop.tools.agents import agent_tool
-from leanloop.tools.loader import build_tools_by_ref
+from leanloop.tools.loader import build_tools_by_ref, tool_of
 from leanloop.tools.registry import ToolPolicy, ToolRegistry
 from leanloop.tools.workspace import workspace_path_exists
 
@@ -46,8 +56,17 @@ __all__ = ["LLMAgent", "load_agents"]
 class LLMAgent(RunnableSerializable[AgentInput, AIMessage]):
     """An agent built from an :class:`AgentSpec`: a model, tools, and context policies.
 
-    Build one with :meth:`from_file` or :meth:`from_spec`; or pass ``model`` and ``tools``
-    yourself to use objects built in Python with a spec's policies.
+    Build one with :meth:`from_file` or :meth:`from_spec`; or in Python alone, with a chat
+    model, tools and the agents file's agent keys as keyword arguments::
+
+        agent = LLMAgent(model=ChatOpenAI(model="gpt-4o-mini"), tools=[read_notes],
+                         system_prompt="Answer from the notes.", max_rounds=5)
+
+    Tools may be ``BaseTool`` objects, plain functions (sync or async: the name, docstring
+    and typed parameters make the tool), other ``LLMAgent`` objects (each a ``task`` tool)
+    or, as in YAML, built-in names and import paths (``"read_file"``, ``"pkg.mod:fn"``).
+    Passing ``spec=`` (with ``model`` and ``tools``) uses objects built in Python with a
+    spec's policies, as before.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -66,19 +85,53 @@ class LLMAgent(RunnableSerializable[AgentInput, AIMessage]):
     """When set, the answer is also an instance of this model
     (``additional_kwargs["parsed"]``); :meth:`with_structured_output` returns it alone."""
 
+    def __init__(self, **data: Any) -> None:
+        """Build the agent: from ``spec=`` and objects, or Python-first (see the class).
+
+        Without ``spec``, ``model`` is a chat model (or a model mapping as in YAML),
+        ``tools`` what the class docstring lists, ``name`` the agent's name (``"agent"``)
+        and every other keyword an agent key of the agents file, validated by the same
+        schema and checks (``context_window`` is the model's).
+
+        Raises:
+            SpecError: An option or tool is wrong (one located line per problem).
+        """
+        if "spec" not in data:
+            data = _python_first(data)
+        elif data.get("tools") is not None:
+            data["tools"] = _tool_objects(data["tools"], where="tools")
+        super().__init__(**data)
+
+    @classmethod
+    def from_model(
+        cls,
+        model: BaseChatModel | Mapping[str, Any],
+        tools: Sequence[Any] = (),
+        *,
+        name: str = "agent",
+        **options: Any,
+    ) -> LLMAgent:
+        """A Python-first agent: ``LLMAgent(model=model, tools=tools, name=name, **options)``.
+
+        Raises:
+            SpecError: An option or tool is wrong (one located line per problem).
+        """
+        return cls(model=model, tools=list(tools), name=name, **options)
+
     @classmethod
     def from_spec(
         cls,
         spec: AgentSpec,
         *,
         model: BaseChatModel | None = None,
-        tools: list[BaseTool] | None = None,
+        tools: Sequence[Any] | None = None,
         pruning_model: BaseChatModel | None = None,
-        extra_tools: Sequence[BaseTool] = (),
+        extra_tools: Sequence[Any] = (),
     ) -> LLMAgent:
         """Build the agent ``spec`` describes; ``model``/``tools``/``pruning_model`` override it.
 
         ``extra_tools`` are added to the spec's tools (ignored when ``tools`` replaces them).
+        Tools may be ``BaseTool`` objects, plain functions or other ``LLMAgent`` objects.
 
         Raises:
             SpecError: When the model or a tool cannot be built (located in the file).
@@ -88,7 +141,8 @@ class LLMAgent(RunnableSerializable[AgentInput, AIMessage]):
         if tools is not None:
             built_tools = list(tools)
         else:
-            built = _build_tools(spec, extra=extra_tools)
+            extra = _tool_objects(extra_tools, where="tools", spec=spec)
+            built = _build_tools(spec, extra=extra)
             built_tools = [tool for _, tool in built]
             policies = _policies(spec, built)
         pruning = pruning_model
@@ -110,14 +164,15 @@ class LLMAgent(RunnableSerializable[AgentInput, AIMessage]):
         path: str | os.PathLike[str],
         name: str | None = None,
         *,
-        tools: Sequence[BaseTool] = (),
+        tools: Sequence[Any] = (),
     ) -> LLMAgent:
         """Load ``path`` and build the agent called ``name`` (optional with one agent).
 
         Args:
             path: The agents file.
             name: The agent; optional when the file declares one.
-            tools: Tool objects added to the tools the file lists (names must not clash).
+            tools: Tools added to the tools the file lists (names must not clash):
+                ``BaseTool`` objects, plain functions (sync or async) or ``LLMAgent`` objects.
 
         Raises:
             SpecError: When the file has problems, or ``name`` is missing or ambiguous.
@@ -154,6 +209,39 @@ class LLMAgent(RunnableSerializable[AgentInput, AIMessage]):
             return {"raw": message, "parsed": parsed} if include_raw else parsed
 
         return typed | RunnableLambda(pick, name="parsed")
+
+    def as_tool(
+        self,
+        args_schema: type[BaseModel] | None = None,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        arg_types: dict[str, type] | None = None,
+    ) -> BaseTool:
+        """This agent as a tool: one ``task`` string in, the answer's text out.
+
+        The tool runs sync or async, so LangChain's ``create_agent`` (or any agent that
+        takes tools) uses it directly. With ``args_schema`` or ``arg_types`` it is
+        LangChain's own :meth:`Runnable.as_tool` (the arguments go in as the input dict).
+
+        Args:
+            args_schema: A pydantic model for the arguments (LangChain's behaviour).
+            name: The tool's name; the agent's name by default.
+            description: What the tool is for; the agent's ``description`` by default.
+            arg_types: Argument types (LangChain's behaviour).
+        """
+        if args_schema is not None or arg_types is not None:
+            return super().as_tool(
+                args_schema, name=name, description=description, arg_types=arg_types
+            )
+        tool_name = name or self.name or self.spec.name
+        made = agent_tool(tool_name, description or self.spec.description or None, self)
+
+        def run(task: str) -> str:
+            return self.invoke(task, without_session(ensure_config())).text
+
+        # agent_tool's tool is async only; create_agent's sync invoke calls `func`.
+        return made.model_copy(update={"func": run})
 
     def _loop(self, spec: AgentSpec | None = None, extra: Sequence[BaseTool] = ()) -> AgentLoop:
         spec = spec or self.spec
@@ -325,6 +413,130 @@ def load_agents(path: str | os.PathLike[str]) -> dict[str, LLMAgent]:
         SpecError: With every problem in the file, each located.
     """
     return {name: LLMAgent.from_spec(spec) for name, spec in load_specs(path).items()}
+
+
+def _python_first(data: dict[str, Any]) -> dict[str, Any]:
+    """The fields of a Python-first agent: ``model``, ``tools`` and agent keys → a spec.
+
+    The keys go through the agents file's schema and checks as the document
+    ``{"version": 1, "agents": {name: {...}}}``, so a wrong key or type is the same one
+    located line a file gets (located at the caller's line instead of the file's).
+    """
+    options = dict(data)
+    model = options.pop("model", None)
+    name = options.pop("name", None) or "agent"
+    given_tools = options.pop("tools", None) or []
+    context_window = options.pop("context_window", None)
+    pruning_model = options.get("pruning_model")
+    schema = options.get("output_schema")
+    where = _caller()
+    if model is None:
+        raise _python_error(where, "model", "a chat model is needed (model=ChatOpenAI(...))")
+    if not isinstance(given_tools, Sequence) or isinstance(given_tools, str):
+        raise _python_error(where, "tools", "expected a list of tools")
+    refs = [tool for tool in given_tools if isinstance(tool, str)]
+    objects = [tool for tool in given_tools if not isinstance(tool, str)]
+    document_model: Any = dict(model) if isinstance(model, Mapping) else {"provider": "openai"}
+    if context_window is not None:
+        document_model = {**document_model, "context_window": context_window}
+    agent: dict[str, Any] = {**options, "model": document_model, "tools": refs}
+    if isinstance(pruning_model, BaseChatModel):
+        del agent["pruning_model"]
+    if isinstance(schema, type):
+        del agent["output_schema"]
+    document = {"version": 1, "agents": {name: agent}}
+    try:
+        spec = load_specs_from_dict(document, source=where[0])[name]
+    except SpecError as exc:
+        raise SpecError([_relocated(issue, name, where) for issue in exc.issues]) from None
+    if isinstance(model, BaseChatModel):
+        spec = dataclasses.replace(spec, model=_model_spec_of(model, spec.model.context_window))
+    built = LLMAgent.from_spec(
+        spec,
+        model=model if isinstance(model, BaseChatModel) else None,
+        pruning_model=pruning_model if isinstance(pruning_model, BaseChatModel) else None,
+        extra_tools=_tool_objects(objects, where="tools", caller=where),
+    )
+    fields = {key: getattr(built, key) for key in type(built).model_fields}
+    if isinstance(schema, type):
+        if not issubclass(schema, BaseModel):
+            raise _python_error(where, "output_schema", f"{schema!r} is not a pydantic model")
+        fields["answer_schema"] = schema
+    return fields
+
+
+def _model_spec_of(model: BaseChatModel, context_window: int | None) -> ModelSpec:
+    """What a chat model built in Python tells of itself: name, server, provider, key."""
+    cls = type(model)
+    name = getattr(model, "model_name", None) or getattr(model, "model", None)
+    base_url = getattr(model, "openai_api_base", None) or getattr(model, "base_url", None)
+    key = getattr(model, "openai_api_key", None) or getattr(model, "api_key", None)
+    api_key = key.get_secret_value() if isinstance(key, SecretStr) else key
+    provider = {
+        "ChatOllama": "ollama",
+        "ChatAnthropic": "anthropic",
+        "ChatOpenAI": "openai-compatible" if base_url else "openai",
+    }.get(cls.__name__)
+    return ModelSpec(
+        provider=cast(Any, provider),
+        class_path=None if provider else f"{cls.__module__}:{cls.__qualname__}",
+        model=name if isinstance(name, str) else None,
+        base_url=base_url if isinstance(base_url, str) else None,
+        api_key=api_key if isinstance(api_key, str) else None,
+        context_window=context_window,
+    )
+
+
+def _tool_objects(
+    given: Sequence[Any],
+    *,
+    where: str,
+    spec: AgentSpec | None = None,
+    caller: tuple[str, int | None] | None = None,
+) -> list[BaseTool]:
+    """Tools given as Python objects: tools, plain functions, ``LLMAgent`` objects."""
+    if isinstance(given, (str, BaseTool)) or not isinstance(given, Sequence):
+        given = [given]
+    tools: list[BaseTool] = []
+    for obj in given:
+        if isinstance(obj, LLMAgent):
+            tools.append(obj.as_tool())
+            continue
+        try:
+            tools.append(tool_of(obj))
+        except ToolError as exc:
+            if spec is not None:
+                raise _located(spec, where, str(exc)) from exc
+            raise _python_error(caller or _caller(), where, str(exc)) from exc
+    return tools
+
+
+def _caller() -> tuple[str, int | None]:
+    """The file and line of the code that built the agent (the first frame outside)."""
+    here = Path(__file__).resolve().parent.parent
+    frame = inspect.currentframe()
+    while frame is not None:
+        file = frame.f_code.co_filename
+        inside = file.startswith(str(here)) or f"{os.sep}pydantic{os.sep}" in file
+        if not inside and not file.startswith("<frozen"):
+            return file, frame.f_lineno
+        frame = frame.f_back
+    return "<python>", None
+
+
+def _python_error(where: tuple[str, int | None], key: str, message: str) -> SpecError:
+    return SpecError([SpecIssue(where[0], where[1], None, key, message)])
+
+
+def _relocated(issue: SpecIssue, name: str, where: tuple[str, int | None]) -> SpecIssue:
+    """A problem of the Python-first document, at the caller's line and keyword."""
+    path = issue.path
+    for prefix in (f"agents.{name}.", f"agents.{name}"):
+        if path.startswith(prefix):
+            path = path[len(prefix) :]
+            break
+    path = "context_window" if path == "model.context_window" else path
+    return SpecIssue(where[0], where[1], None, path, issue.message)
 
 
 def _build_tools(spec: AgentSpec, *, extra: Sequence[BaseTool] = ()) -> list[tuple[str, BaseTool]]:

@@ -44,6 +44,7 @@ __all__ = [
     "load_tool",
     "name_clash",
     "tool_names_clash",
+    "tool_of",
 ]
 
 _log = logging.getLogger(__name__)
@@ -246,6 +247,31 @@ def _imported_tool(ref: str, near: Path | None = None) -> BaseTool:
         msg = f"tool {ref!r}: {exc}"
         raise ToolError(msg) from exc
     return _checked_name(_as_tool(obj, ref), ref)
+
+
+def tool_of(obj: Any) -> BaseTool:
+    """A tool given as a Python object: a ``BaseTool`` as it is, a function wrapped.
+
+    A plain function, sync or async, becomes a ``StructuredTool`` named after it, its
+    docstring the description and its typed parameters the arguments (the same wrapping
+    as a function an import path names).
+
+    Raises:
+        ToolError: ``obj`` is not a tool or a usable function (a lambda, a built-in or
+            standard-library function, a signature pydantic cannot model, a bad name).
+    """
+    if isinstance(obj, BaseTool):
+        return obj
+    name = getattr(obj, "__name__", None)
+    shown = getattr(obj, "__qualname__", None) or name or type(obj).__name__
+    if name == "<lambda>":
+        msg = (
+            "a lambda cannot be a tool: it has no name for the model to call; "
+            "define it with def (its name and docstring are what the model sees)"
+        )
+        raise ToolError(msg)
+    home = getattr(obj, "__module__", None) or type(obj).__module__
+    return _checked_name(_as_tool(obj, f"{home}:{shown}"), f"{home}:{shown}")
 
 
 def _checked_name(tool: BaseTool, ref: str) -> BaseTool:
