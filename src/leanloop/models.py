@@ -9,14 +9,18 @@ discovered); ``class`` → any imported ``BaseChatModel`` subclass.
 Every class is built the same way: each portable option (``model``, ``base_url``,
 ``api_key``, ``temperature``, ``max_tokens``, ``timeout``) is passed under the keyword the
 class itself accepts — a field name or one of its pydantic aliases — and ``kwargs`` go
-along unchanged, so the class's own validation judges them. An option the class has no
-field for is an error, never dropped: a dropped ``base_url`` sends requests to the hosted
-API with a key meant for another server.
+along unchanged, so the class's own validation judges their values. An option the class
+has no field for is an error, never dropped: a dropped ``base_url`` sends requests to the
+hosted API with a key meant for another server. So is a ``kwargs`` key the class takes no
+keyword for (pydantic would drop it; ``ChatOpenAI`` would warn and send it in every
+request body): located at the key, with the closest keyword and the class's own field for
+undeclared extras (``model_kwargs``, ``extra_body``) when it has one (ADR 0017).
 """
 
 from __future__ import annotations
 
 import importlib
+from pathlib import Path
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -24,8 +28,14 @@ from langchain_core.language_models import BaseChatModel
 from leanloop._imports import ImportPathError, import_object
 from leanloop.exceptions import SpecError, SpecIssue
 from leanloop.httpclients import LoopLocalTransport, loop_safe_async_client
-from leanloop.spec.options import PORTABLE_OPTIONS, field_of, not_accepted, option_keyword
-from leanloop.spec.types import ModelSpec
+from leanloop.spec.options import (
+    PORTABLE_OPTIONS,
+    field_of,
+    not_accepted,
+    option_keyword,
+    unknown_kwargs,
+)
+from leanloop.spec.types import ModelSpec, SourceLocation
 
 __all__ = ["DEFAULT_TIMEOUT", "build_chat_model"]
 
@@ -82,6 +92,9 @@ def _model_class(spec: ModelSpec) -> type[BaseChatModel]:
 
 
 def _arguments(spec: ModelSpec, cls: type[BaseChatModel]) -> dict[str, Any]:
+    unknown = unknown_kwargs(cls, spec.kwargs)
+    if unknown:
+        raise SpecError([_kwarg_issue(spec, key, message) for key, message in unknown])
     options: dict[str, Any] = {
         name: getattr(spec, name) for name in PORTABLE_OPTIONS if getattr(spec, name) is not None
     }
@@ -145,6 +158,34 @@ def _redact(text: str, spec: ModelSpec) -> str:
 def _secret_key(key: str) -> bool:
     lowered = key.lower()
     return any(word in lowered for word in ("key", "token", "secret", "password"))
+
+
+def _kwarg_issue(spec: ModelSpec, key: str, message: str) -> SpecIssue:
+    """``message`` about ``kwargs.<key>``, at the key when the file still shows it."""
+    loc = spec.location
+    if loc is None:
+        return SpecIssue("<model>", None, None, f"{spec.name or 'model'}.kwargs.{key}", message)
+    line, column = _key_position(loc, key) or (loc.line, loc.column)
+    return SpecIssue(loc.source, line, column, f"{loc.path}.kwargs.{key}", message)
+
+
+def _key_position(loc: SourceLocation, key: str) -> tuple[int, int] | None:
+    """Line and column of ``key`` under the model's ``kwargs`` in its file, if found there.
+
+    A spec keeps only the model's own position; the file is read again for the key's
+    (only on this error path). A model made by hand or from text has no file: ``None``.
+    """
+    from leanloop.spec.yamlsource import parse_yaml  # noqa: PLC0415 - only on an error
+
+    file = Path(loc.source)
+    if not file.is_absolute() and loc.folder is not None:
+        file = loc.folder / file.name
+    try:
+        _, positions, _ = parse_yaml(file.read_text(encoding="utf-8-sig"))
+    except Exception:  # not a readable file (text, a spec made by hand): the model's place
+        return None
+    mark = positions.keys.get((*loc.path.split("."), "kwargs", key))
+    return (mark.line, mark.column) if mark is not None else None
 
 
 def _located(spec: ModelSpec, message: str) -> SpecError:

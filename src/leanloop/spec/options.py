@@ -11,6 +11,8 @@ setting given twice, and the model builder maps each option onto the class's own
 
 from __future__ import annotations
 
+import difflib
+import inspect
 from collections.abc import Mapping
 from typing import Any
 
@@ -19,11 +21,14 @@ from pydantic.fields import FieldInfo
 
 __all__ = [
     "OPTION_SPELLINGS",
+    "PASS_THROUGH_FIELDS",
     "PORTABLE_OPTIONS",
+    "accepted_keywords",
     "field_of",
     "lift_options",
     "not_accepted",
     "option_keyword",
+    "unknown_kwargs",
 ]
 
 OPTION_SPELLINGS: Mapping[str, tuple[str, ...]] = {
@@ -38,6 +43,11 @@ OPTION_SPELLINGS: Mapping[str, tuple[str, ...]] = {
 """Each portable option and the names model classes use for it, portable name first."""
 
 PORTABLE_OPTIONS = tuple(OPTION_SPELLINGS)
+
+PASS_THROUGH_FIELDS = ("model_kwargs", "extra_body")
+"""Fields through which a class sends request settings it does not declare itself
+(``ChatOpenAI.model_kwargs`` and ``extra_body``, ``ChatAnthropic.model_kwargs``): the
+escape hatch an unknown ``kwargs`` key is pointed to."""
 
 
 def lift_options(
@@ -120,3 +130,62 @@ def not_accepted(cls: type[BaseModel], option: str) -> str:
         f"{cls.__name__} has no option {option!r} (no field or alias {spellings}); "
         "remove it, or pass the class's own keyword under 'kwargs'"
     )
+
+
+def accepted_keywords(cls: type[BaseModel]) -> set[str] | None:
+    """Every keyword ``cls``'s constructor takes, or ``None`` when it takes any.
+
+    A field's aliases always; its name when it has no alias or the class populates by
+    name (pydantic ignores the name of an aliased field otherwise); the named parameters
+    of an ``__init__`` the class (not pydantic or LangChain) defines. ``None`` when any
+    key may be taken: a class that keeps extra keywords (``extra="allow"``), or whose own
+    ``__init__`` takes ``**kwargs`` (its code may read keys no field declares).
+    """
+    config = cls.model_config
+    if config.get("extra") == "allow":
+        return None
+    by_name = bool(config.get("populate_by_name") or config.get("validate_by_name"))
+    accepted: set[str] = set()
+    for name, info in cls.model_fields.items():
+        aliases = _aliases(info)
+        accepted |= aliases
+        if not aliases or by_name:
+            accepted.add(name)
+    owner = next((k for k in cls.__mro__ if "__init__" in vars(k)), object)
+    if owner.__module__.partition(".")[0] in {"pydantic", "langchain_core", "builtins"}:
+        return accepted  # the base constructors take the fields and nothing else
+    try:
+        parameters = list(inspect.signature(cls.__init__).parameters.values())
+    except (TypeError, ValueError):  # no signature to read: it may take anything
+        return None
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
+        return None  # its own **kwargs may use keys no field declares: not judged
+    named = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    accepted.update(p.name for p in parameters if p.kind in named and p.name != "self")
+    return accepted
+
+
+def unknown_kwargs(cls: type[BaseModel], kwargs: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """One ``(key, message)`` for each key of ``kwargs`` that ``cls`` takes no keyword for.
+
+    Such a key is never silently passed on: pydantic would drop it, and ``ChatOpenAI``
+    would warn and send it in every request body. The message suggests the closest
+    keyword and names the class's escape hatch (:data:`PASS_THROUGH_FIELDS`) for a
+    provider-specific setting the class does not declare.
+    """
+    accepted = accepted_keywords(cls)
+    if accepted is None:
+        return []
+    hatches = [f"kwargs.{name}" for name in PASS_THROUGH_FIELDS if name in cls.model_fields]
+    if hatches:
+        hatch = f"; a setting the class does not declare goes under {' or '.join(hatches)}"
+    else:
+        hatch = "; remove it, or use one of the class's own fields"
+    found: list[tuple[str, str]] = []
+    for key in kwargs:
+        if key not in accepted:
+            # As leanloop.spec.issues.did_you_mean words it (that module imports this one).
+            close = difflib.get_close_matches(str(key), sorted(accepted), n=1, cutoff=0.6)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            found.append((str(key), f"{cls.__name__} has no option {str(key)!r}{hint}{hatch}"))
+    return found
