@@ -4,8 +4,9 @@ Documentation       The repeat guard meets trimming on the real embedded model (
 ...                 first request (two prefetched 4 KB files) is refused for its size and the
 ...                 recovery trims both files. Measured with Qwen2.5-Coder-0.5B at temperature 0:
 ...                 the model asks for handbook.md again, and the call runs again instead of being
-...                 refused as a repeat; the run ends by max_rounds (exit 3) with an answer that
-...                 says what it could not find.
+...                 refused as a repeat (at most twice; a third ask is a repeat whose reminder says
+...                 the whole file does not fit, ADR 0006 amendment 6); the run ends by
+...                 repeated_calls or max_rounds (exit 3) with an answer.
 Resource            resources/servers.resource
 Library             resources/CliLibrary.py
 Suite Setup         Start Local Llama Server For Suite    ctx_size=2048

@@ -117,7 +117,11 @@ class CliLibrary:
 
     def no_repeat_was_refused_while_its_result_was_trimmed(self, report: dict[str, Any]) -> None:
         """Fail when the guard answered "already called" about a result that, at that
-        step, the model could no longer read (trimmed from the request view)."""
+        step, the model could no longer read (trimmed from the request view), unless the
+        call had already run again the most times the guard allows (``MAX_RERUNS``, ADR
+        0006 amendment 6): then its reminder says the whole output does not fit."""
+        from leanloop.loop.guard import MAX_RERUNS  # noqa: PLC0415 - the library loads lazily
+
         calls = report["tool_calls"]
         for index, call in enumerate(calls):
             if not call["repeated"]:
@@ -129,7 +133,8 @@ class CliLibrary:
             ]
             assert earlier, f"a repeat with no earlier call: {call}"
             trimmed_at = earlier[-1]["trimmed_at"]
-            if trimmed_at is not None and trimmed_at <= call["step"]:
+            reruns = sum(1 for c in earlier if any(n.startswith("ran again") for n in c["notes"]))
+            if trimmed_at is not None and trimmed_at <= call["step"] and reruns < MAX_RERUNS:
                 msg = (
                     f"the repeat at step {call['step']} was refused, but {earlier[-1]} was trimmed"
                 )
