@@ -14,6 +14,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import leanloop
+from leanloop.agent import LLMAgent
 from leanloop.budget.fit import FitResult
 from leanloop.budget.overflow import Overflow
 from leanloop.budget.tokens import MessageCounter, TokenEstimator
@@ -77,6 +78,9 @@ ToolOutcome.ran_s
 # serve/main.py replaces uvicorn.Server.capture_signals on the instance: uvicorn's serve()
 # calls it (the graceful SIGTERM that exits 0).
 _parameters.capture_signals
+
+# LLMAgent.from_model: the public Python-first constructor (README, tests/agent).
+LLMAgent.from_model
 
 # Public helpers of the budget and protocol packages (documented in their docstrings).
 Overflow.to_error
