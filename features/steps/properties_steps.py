@@ -22,6 +22,7 @@ from behave.runner import Context
 from hypothesis import HealthCheck, settings
 from hypothesis import given as hypothesis_given
 from hypothesis import strategies as st
+from support.text_strategies import ANY_CHAR, ANY_TEXT, LONG, mutations, soup
 
 from leanloop.exceptions import SpecError
 from leanloop.spec import AgentSpec, load_specs_from_text
@@ -39,53 +40,6 @@ def _property(name: str) -> Callable[[Property], Property]:
         return build
 
     return register
-
-
-# --- shared strategies ------------------------------------------------------------------
-
-# Every code point: lone surrogates (which cannot be encoded), NUL and control characters,
-# line and paragraph separators, the BOM — what a model or a file can put in a string.
-_ANY_CHAR = st.one_of(
-    st.characters(),
-    st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF),
-    st.characters(max_codepoint=0x20),
-    st.sampled_from(["\x85", "\u2028", "\u2029", "\ufeff", "\x7f", "\u200b"]),
-)
-_ANY_TEXT = st.text(alphabet=_ANY_CHAR, max_size=300)
-
-
-# Long runs of one character (a 5,000-digit number, a name too long for the system).
-_LONG = st.tuples(st.sampled_from(["9", "a", "日", " "]), st.integers(300, 5_000)).map(
-    lambda t: t[0] * t[1]
-)
-
-
-def _soup(pieces: list[str], *, max_pieces: int = 60, long: bool = False) -> st.SearchStrategy[str]:
-    """Text made of the tokens a reader cares about, with bits of arbitrary text."""
-    token = st.one_of(
-        st.sampled_from(pieces),
-        st.text(alphabet=_ANY_CHAR, max_size=4),
-        *([_LONG] if long else []),
-    )
-    return st.lists(token, max_size=max_pieces).map("".join)
-
-
-def _mutations(samples: list[str], pieces: list[str]) -> st.SearchStrategy[str]:
-    """Valid samples with tokens spliced in, slices cut out, or cut off at any point."""
-    edit = st.tuples(st.integers(0, 10_000), st.integers(0, 6), st.sampled_from(pieces) | _ANY_TEXT)
-
-    def apply(args: tuple[str, list[tuple[int, int, str]], int | None]) -> str:
-        text, edits, cut = args
-        for where, remove, insert in edits:
-            at = where % (len(text) + 1)
-            text = text[:at] + insert + text[at + remove :]
-        return text if cut is None else text[: cut % (len(text) + 1)]
-
-    return st.tuples(
-        st.sampled_from(samples),
-        st.lists(edit, min_size=1, max_size=5),
-        st.none() | st.integers(0, 10_000),
-    ).map(apply)
 
 
 def _check(context: Context, name: str, count: int) -> None:
@@ -278,7 +232,7 @@ _SCALARS = st.one_of(
     st.floats(),
     st.text(max_size=12),
     st.sampled_from(_YAML_WORDS),
-    _LONG,
+    LONG,
 )
 _VALUES = st.recursive(
     _SCALARS,
@@ -336,11 +290,11 @@ def _dump(value: tuple[dict[str, Any], bool]) -> str:
 
 _YAMLISH = st.one_of(
     st.tuples(_DOCUMENT, st.booleans()).map(_dump),
-    _mutations([_VALID_DOCUMENT], _YAML_PIECES),
+    mutations([_VALID_DOCUMENT], _YAML_PIECES),
     st.tuples(_DOCUMENT, st.booleans())
     .map(_dump)
-    .flatmap(lambda text: _mutations([text], _YAML_PIECES)),
-    _soup(_YAML_PIECES, max_pieces=40, long=True),
+    .flatmap(lambda text: mutations([text], _YAML_PIECES)),
+    soup(_YAML_PIECES, max_pieces=40, long=True),
 )
 
 
@@ -363,7 +317,7 @@ def _loader_check(context: Context) -> Callable[[str], None]:
 
 @_property("the agents-file loader fails only with SpecError on any text")
 def _loader_text_property(context: Context) -> Any:
-    strategy = st.one_of(_ANY_TEXT, _soup(_YAML_PIECES, max_pieces=30, long=True))
+    strategy = st.one_of(ANY_TEXT, soup(_YAML_PIECES, max_pieces=30, long=True))
     return strategy, _loader_check(context)
 
 
@@ -469,7 +423,7 @@ def _jail_property(context: Context) -> Any:
         "/tmp/",
         "~/",
     ]
-    segment = st.sampled_from(_JAIL_SEGMENTS) | st.text(alphabet=_ANY_CHAR, max_size=8)
+    segment = st.sampled_from(_JAIL_SEGMENTS) | st.text(alphabet=ANY_CHAR, max_size=8)
     composed = st.tuples(
         st.sampled_from(prefixes), st.lists(segment, max_size=12), st.sampled_from(["", "/"])
     ).map(lambda t: t[0] + "/".join(t[1]) + t[2])
@@ -477,7 +431,7 @@ def _jail_property(context: Context) -> Any:
     long = st.tuples(runs, st.integers(1, 5_000))
     strategy = st.tuples(
         st.sampled_from(roots),
-        st.one_of(composed, _ANY_TEXT, long.map(lambda t: t[0] * t[1])),
+        st.one_of(composed, ANY_TEXT, long.map(lambda t: t[0] * t[1])),
     )
     base = Path(os.path.realpath(roots[0]))
 

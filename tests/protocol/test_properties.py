@@ -18,44 +18,11 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.text_strategies import ANY_TEXT, mutations, soup
 
 from leanloop.protocol import CALL_FORMS, ParseResult, correction_for, parse_tool_calls
 
 EXAMPLES = 700
-
-# Every code point: lone surrogates (which cannot be encoded), NUL and control characters,
-# line and paragraph separators, the BOM: what a model or a file can put in a string.
-_ANY_CHAR = st.one_of(
-    st.characters(),
-    st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF),
-    st.characters(max_codepoint=0x20),
-    st.sampled_from(["\x85", "\u2028", "\u2029", "\ufeff", "\x7f", "\u200b"]),
-)
-_ANY_TEXT = st.text(alphabet=_ANY_CHAR, max_size=300)
-
-
-def _soup(pieces: list[str], *, max_pieces: int = 60) -> st.SearchStrategy[str]:
-    """Text made of the tokens a reader cares about, with bits of arbitrary text."""
-    token = st.one_of(st.sampled_from(pieces), st.text(alphabet=_ANY_CHAR, max_size=4))
-    return st.lists(token, max_size=max_pieces).map("".join)
-
-
-def _mutations(samples: list[str], pieces: list[str]) -> st.SearchStrategy[str]:
-    """Valid samples with tokens spliced in, slices cut out, or cut off at any point."""
-    edit = st.tuples(st.integers(0, 10_000), st.integers(0, 6), st.sampled_from(pieces) | _ANY_TEXT)
-
-    def apply(args: tuple[str, list[tuple[int, int, str]], int | None]) -> str:
-        text, edits, cut = args
-        for where, remove, insert in edits:
-            at = where % (len(text) + 1)
-            text = text[:at] + insert + text[at + remove :]
-        return text if cut is None else text[: cut % (len(text) + 1)]
-
-    return st.tuples(
-        st.sampled_from(samples),
-        st.lists(edit, min_size=1, max_size=5),
-        st.none() | st.integers(0, 10_000),
-    ).map(apply)
 
 
 def tried_at_least(count: int) -> Callable[[Any], Callable[[], None]]:
@@ -124,7 +91,7 @@ _PARSER_DEEP = st.tuples(
     st.integers(1, 3_000),
 ).map(lambda t: t[0] + t[1] * t[2])
 _REPLIES = st.one_of(
-    _ANY_TEXT, _soup(_PARSER_PIECES), _mutations(_PARSER_SAMPLES, _PARSER_PIECES), _PARSER_DEEP
+    ANY_TEXT, soup(_PARSER_PIECES), mutations(_PARSER_SAMPLES, _PARSER_PIECES), _PARSER_DEEP
 )
 
 

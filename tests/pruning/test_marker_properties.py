@@ -14,6 +14,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from langchain_core.messages import ToolMessage
+from support.text_strategies import ANY_TEXT, mutations, soup
 
 from leanloop.pruning.markers import (
     OUTPUT_START,
@@ -28,38 +29,6 @@ from leanloop.pruning.markers import (
 )
 
 EXAMPLES = 700
-
-_ANY_CHAR = st.one_of(
-    st.characters(),
-    st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF),
-    st.characters(max_codepoint=0x20),
-    st.sampled_from(["\x85", "\u2028", "\u2029", "\ufeff", "\x7f", "\u200b"]),
-)
-_ANY_TEXT = st.text(alphabet=_ANY_CHAR, max_size=300)
-
-
-def _soup(pieces: list[str], *, max_pieces: int = 60) -> st.SearchStrategy[str]:
-    """Text made of the tokens a reader cares about, with bits of arbitrary text."""
-    token = st.one_of(st.sampled_from(pieces), st.text(alphabet=_ANY_CHAR, max_size=4))
-    return st.lists(token, max_size=max_pieces).map("".join)
-
-
-def _mutations(samples: list[str], pieces: list[str]) -> st.SearchStrategy[str]:
-    """Valid samples with tokens spliced in, slices cut out, or cut off at any point."""
-    edit = st.tuples(st.integers(0, 10_000), st.integers(0, 6), st.sampled_from(pieces) | _ANY_TEXT)
-
-    def apply(args: tuple[str, list[tuple[int, int, str]], int | None]) -> str:
-        text, edits, cut = args
-        for where, remove, insert in edits:
-            at = where % (len(text) + 1)
-            text = text[:at] + insert + text[at + remove :]
-        return text if cut is None else text[: cut % (len(text) + 1)]
-
-    return st.tuples(
-        st.sampled_from(samples),
-        st.lists(edit, min_size=1, max_size=5),
-        st.none() | st.integers(0, 10_000),
-    ).map(apply)
 
 
 def tried_at_least(count: int) -> Callable[[Any], Callable[[], None]]:
@@ -104,7 +73,7 @@ _MARKER_PIECES = [
     *("[", "]", "\\", "[\\", "PRUNE_", "PRUNE_INFO", "PRUNE_OUTPUT", "_START]", "_END]"),
     *("\n", " ", "\t", "\r", "```", "```text\n", "~~~", "x", "日本", "\x00", "\ud800"),
 ]
-_MARKER_TEXT = st.one_of(_ANY_TEXT, _soup(_MARKER_PIECES))
+_MARKER_TEXT = st.one_of(ANY_TEXT, soup(_MARKER_PIECES))
 
 _PRUNE_SAMPLES = [
     format_pruned("kept 2 of 40 lines", "ERROR db: deadlock\nERROR db: retry failed"),
@@ -144,7 +113,7 @@ def test_escaped_tool_output_round_trips_and_never_holds_a_live_marker(
 
 @tried_at_least(EXAMPLES)
 @PROPERTY
-@given(st.one_of(_MARKER_TEXT, _mutations(_PRUNE_SAMPLES, _MARKER_PIECES)))
+@given(st.one_of(_MARKER_TEXT, mutations(_PRUNE_SAMPLES, _MARKER_PIECES)))
 def test_reading_a_pruning_answer_raises_nothing_but_prune_format_error(text: str) -> None:
     opens_output = any(ln.lstrip().startswith(OUTPUT_START) for ln in text.split("\n"))
     try:

@@ -3,97 +3,20 @@ made by hand, moved from features/html_report.feature (issue 26).
 
 The page carries its CSS and its SVG inline, runs no script, and escapes every text it
 shows; a partial report and an empty one render too. The page is read back with the
-standard library's ``html.parser`` into a small tree, so the checks read what a browser
+standard library's ``html.parser`` into a small tree (``features/support/html_tree.py``,
+shared with the Behave steps), so the checks read what a browser
 would show. (The pages of real runs stay in features/html_report.feature.)
 """
 
 from __future__ import annotations
 
 import json
-import re
-from collections.abc import Iterator
-from dataclasses import dataclass, field
-from html.parser import HTMLParser
+from dataclasses import dataclass
 from typing import Any
 
+from support.html_tree import Node, parse_page  # the tree the Behave steps read pages with
+
 from leanloop.cli.htmlreport import render_html
-
-_VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source"}
-
-
-@dataclass
-class Node:
-    """One element of the page: its tag, attributes, children and text, in order."""
-
-    tag: str
-    attrs: dict[str, str]
-    parent: Node | None = None
-    children: list[Node | str] = field(default_factory=list)
-
-    @property
-    def classes(self) -> set[str]:
-        return set(self.attrs.get("class", "").split())
-
-    @property
-    def text(self) -> str:
-        return "".join(c if isinstance(c, str) else c.text for c in self.children)
-
-    def walk(self) -> Iterator[Node]:
-        for child in self.children:
-            if isinstance(child, Node):
-                yield child
-                yield from child.walk()
-
-    def find_all(self, selector: str) -> list[Node]:
-        """Elements matching ``tag``, ``.class``, ``#id`` or ``tag.class`` (one step only)."""
-        match = re.fullmatch(r"(?P<tag>\w+)?(?:\.(?P<cls>[\w-]+))?(?:#(?P<id>[\w-]+))?", selector)
-        assert match is not None, f"unsupported selector {selector!r}"
-        tag, cls, ident = match["tag"], match["cls"], match["id"]
-        return [
-            node
-            for node in self.walk()
-            if (tag is None or node.tag == tag)
-            and (cls is None or cls in node.classes)
-            and (ident is None or node.attrs.get("id") == ident)
-        ]
-
-    def one(self, selector: str) -> Node:
-        found = self.find_all(selector)
-        assert len(found) == 1, f"{len(found)} elements match {selector!r}, not 1"
-        return found[0]
-
-
-class _TreeBuilder(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.root = Node("#document", {})
-        self.current = self.root
-        self.problems: list[str] = []
-        self.doctype: str | None = None
-
-    def handle_decl(self, decl: str) -> None:
-        self.doctype = decl
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        node = Node(tag, {k: v or "" for k, v in attrs}, parent=self.current)
-        self.current.children.append(node)
-        if tag not in _VOID:
-            self.current = node
-
-    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self.current.children.append(Node(tag, {k: v or "" for k, v in attrs}, self.current))
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag in _VOID:
-            return
-        if self.current.tag != tag:
-            self.problems.append(f"</{tag}> closes <{self.current.tag}> at {self.getpos()}")
-            return
-        assert self.current.parent is not None
-        self.current = self.current.parent
-
-    def handle_data(self, data: str) -> None:
-        self.current.children.append(data)
 
 
 @dataclass
@@ -104,9 +27,7 @@ class Page:
 
 def _render(report: dict[str, Any], **options: Any) -> Page:
     source = render_html(report, **options)
-    builder = _TreeBuilder()
-    builder.feed(source)
-    builder.close()
+    builder = parse_page(source)
     if builder.current is not builder.root:
         builder.problems.append(f"<{builder.current.tag}> is never closed")
     assert builder.doctype is not None and builder.doctype.lower() == "doctype html"
