@@ -271,7 +271,7 @@ def _behave(
     return _run(session, "behave", *_under_coverage(args, coverage=coverage))
 
 
-BEHAVE_BESIDE = ("features/integrity.feature", "features/properties.feature")
+BEHAVE_BESIDE = ("features/tools/integrity.feature", "features/spec/properties.feature")
 """Features ``nox -s tests`` runs in a Behave of their own beside the main one: the slowest
 that wait on nothing (a 40 s symlink race, hypothesis properties), so the second worker,
 idle once Robot, pytest and the gates are done, takes them (measured: ADR 0021 amendment)."""

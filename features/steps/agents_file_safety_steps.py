@@ -1,4 +1,4 @@
-"""Steps for features/agents_file_safety.feature (the CLI steps are elsewhere)."""
+"""Steps for features/spec/agents_file_safety.feature (the CLI steps are elsewhere)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Steps for features/budget_trimming.feature: the request view's trimming passes."""
+"""Steps for features/budget/budget_trimming.feature: the request view's trimming passes."""
 
 from __future__ import annotations
 

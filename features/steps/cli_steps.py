@@ -1,4 +1,4 @@
-"""Steps for features/cli.feature: the real `leanloop` CLI in a subprocess."""
+"""Steps for features/cli/cli.feature: the real `leanloop` CLI in a subprocess."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Steps for features/exact_counts.feature: the budget counting with the server."""
+"""Steps for features/budget/exact_counts.feature: the budget counting with the server."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Steps for features/first_agent.feature: the answer from what was read after repeats.
+"""Steps for features/loop/first_agent.feature: the answer from what was read after repeats.
 
 The agent, its script and the run are the shared ones (``features/steps/run_steps.py``,
 :mod:`support.runs`); the session turns are those of ``pruning_reading_steps.py`` (a store

@@ -1,4 +1,4 @@
-"""Steps for features/guard_collisions.feature: where the repeat guard meets other rules.
+"""Steps for features/loop/guard_collisions.feature: where the repeat guard meets other rules.
 
 The agent, its script and the run come from the shared run steps (``run_steps.py``);
 these steps add numbered workspace files and read the report's call records.

@@ -1,4 +1,4 @@
-"""Steps for features/integrity.feature: no read outside the workspace, no forged pruning.
+"""Steps for features/tools/integrity.feature: no read outside the workspace, no forged pruning.
 
 The symlink race runs the real workspace tools in one thread while another swaps a path
 between an inside file (or folder) and a link to an outside one, as fast as it can. The

@@ -1,4 +1,4 @@
-"""Steps for features/loop_budget.feature: the token budget, end to end through the loop.
+"""Steps for features/loop/loop_budget.feature: the token budget, end to end through the loop.
 
 The agent, its script and the run are the shared ones (``features/steps/run_steps.py``);
 the scenarios offer the test tools ``lookup`` (a short answer), ``bulky`` (about 2,500

@@ -1,4 +1,4 @@
-"""Steps for features/loop_guards.feature: the checks of repeated calls, prefetch, repair.
+"""Steps for features/loop/loop_guards.feature: the checks of repeated calls, prefetch, repair.
 
 The agent, its script and the run are the shared ones (``features/steps/run_steps.py``).
 """

@@ -1,4 +1,4 @@
-"""Steps for features/loop_pruning.feature: pruning proven on whole agent runs.
+"""Steps for features/pruning/loop_pruning.feature: pruning proven on whole agent runs.
 
 The agent, its script and the run are the shared ones (``features/steps/run_steps.py``):
 a scripted main model drives the loop, ``read_file`` is the real workspace tool (its

@@ -1,4 +1,4 @@
-"""Steps for features/loop_streaming.feature: what ``astream`` shows of a run.
+"""Steps for features/loop/loop_streaming.feature: what ``astream`` shows of a run.
 
 The agent (``stream_pieces N`` makes its scripted model really stream), its script and
 the run are the shared ones (``features/steps/run_steps.py``); here are the checks of the

@@ -1,4 +1,4 @@
-"""Steps for features/loop_text_mode.feature: the text tool protocol, end to end.
+"""Steps for features/loop/loop_text_mode.feature: the text tool protocol, end to end.
 
 The agent, its script and the run are the shared ones (``features/steps/run_steps.py``;
 ``[call name {json}]`` in a reply is the ```tool block the text prompt asks for, and

@@ -1,4 +1,4 @@
-"""Steps for features/memory.feature: nothing of a finished run stays behind; a step costs
+"""Steps for features/loop/memory.feature: nothing of a finished run stays behind; a step costs
 what it added.
 
 The reachability check holds only weak references: the scripted model takes one to every

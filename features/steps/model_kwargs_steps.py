@@ -1,4 +1,4 @@
-"""Steps for features/model_kwargs.feature; the CLI steps are features/steps/cli_steps.py."""
+"""Steps for features/spec/model_kwargs.feature; the CLI steps are features/steps/cli_steps.py."""
 
 from __future__ import annotations
 

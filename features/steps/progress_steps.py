@@ -1,4 +1,4 @@
-"""The environment step (features/cli_schema.feature uses it). The progress printer's own
+"""The environment step (features/cli/cli_schema.feature uses it). The progress printer's own
 checks moved to tests/cli/test_progress.py (issue 26)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Steps for features/prompt_prefix.feature: each request's prefix stays byte-stable.
+"""Steps for features/loop/prompt_prefix.feature: each request's prefix stays byte-stable.
 
 The agent, its script and the run are the shared ones (``features/steps/run_steps.py``);
 the scripted main model records every request it receives. Here each request is

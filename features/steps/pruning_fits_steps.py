@@ -1,4 +1,4 @@
-"""Steps for features/pruning_fits.feature: chunks sized from real counts, split, partly read."""
+"""Steps for features/pruning/pruning_fits.feature: chunks sized from real counts, split, partly read."""
 
 # No ``from __future__ import annotations`` here: pydantic must resolve the fake model's
 # field annotations at class creation, and Behave runs step files outside sys.modules.

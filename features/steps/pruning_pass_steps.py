@@ -1,4 +1,4 @@
-"""Steps for features/pruning_pass.feature: the extraction pass, its checks and fallbacks."""
+"""Steps for features/pruning/pruning_pass.feature: the extraction pass, its checks and fallbacks."""
 
 # No ``from __future__ import annotations`` here: pydantic must resolve the fake model's
 # field annotations at class creation, and Behave runs step files outside sys.modules.

@@ -1,4 +1,4 @@
-"""Steps for features/pruning_reading.feature: the new reading rules meet the old promises.
+"""Steps for features/pruning/pruning_reading.feature: the new reading rules meet the old promises.
 
 The agents are the shared scripted ones (``support/runs.py``, ``run_steps.py``): a
 scripted main model, the real workspace ``read_file`` (every call it received recorded),

@@ -1,4 +1,4 @@
-"""Steps for features/pruning_small_models.feature (the pruning pass steps are shared)."""
+"""Steps for features/pruning/pruning_small_models.feature (the pruning pass steps are shared)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The trigger workspace and agent of features/pruning_question.feature (the trigger's own
+"""The trigger workspace and agent of features/pruning/pruning_question.feature (the trigger's own
 checks moved to tests/pruning/test_trigger.py, issue 26).
 
 The main model is scripted; the pruning model is a fake that keeps the lines naming

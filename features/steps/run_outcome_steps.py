@@ -1,4 +1,4 @@
-"""Steps for features/run_outcome.feature: usage, failures and the fate of each result.
+"""Steps for features/loop/run_outcome.feature: usage, failures and the fate of each result.
 
 The agent, its script and the run come from the shared run steps (``run_steps.py``).
 """

@@ -1,4 +1,4 @@
-"""Steps for features/runnable.feature: the agent used as a LangChain Runnable.
+"""Steps for features/agent/runnable.feature: the agent used as a LangChain Runnable.
 
 The agent, its script and the run are the shared ones (``features/steps/run_steps.py``);
 here are the Runnable ways to call it that only this feature uses (batch, LCEL chains,

@@ -1,4 +1,4 @@
-"""Steps for features/cli_schema.feature: `leanloop schema`, `--version`, `--check-models`.
+"""Steps for features/cli/cli_schema.feature: `leanloop schema`, `--version`, `--check-models`.
 
 The CLI itself runs through the steps of cli_steps.py (`the CLI runs "..."`, in the
 scenario's temporary folder); these steps judge what it printed.

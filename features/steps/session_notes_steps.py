@@ -1,4 +1,4 @@
-"""Steps for features/session_notes.feature: notes as a delimited, capped block of data.
+"""Steps for features/sessions/session_notes.feature: notes as a delimited, capped block of data.
 
 The agent, its scripted model and ``thread ... is asked`` come from session_steps.py
 (``context.session`` is its harness: ``queue`` of scripted replies, ``model.requests``,

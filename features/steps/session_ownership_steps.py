@@ -1,4 +1,4 @@
-"""Steps for features/session_ownership.feature: a thread belongs to its agent; turns of
+"""Steps for features/sessions/session_ownership.feature: a thread belongs to its agent; turns of
 one thread from several event loops wait for each other.
 
 The agents answer from a script in this process (``ScriptedChatModel``, "ok: QUESTION"),

@@ -1,4 +1,4 @@
-"""Steps for features/sessions.feature: turns of a conversation under a thread_id."""
+"""Steps for features/sessions/sessions.feature: turns of a conversation under a thread_id."""
 
 from __future__ import annotations
 

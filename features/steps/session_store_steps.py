@@ -1,4 +1,4 @@
-"""Steps for features/session_store.feature: the session stores of leanloop.sessions.
+"""Steps for features/sessions/session_store.feature: the session stores of leanloop.sessions.
 
 Every step runs its calls with ``asyncio.run``, a new event loop each time, so the
 scenarios also show that a store is not tied to one loop. A step whose call may fail on

@@ -1,4 +1,4 @@
-"""Steps for features/structured_output.feature: typed answers (``output_schema``).
+"""Steps for features/agent/structured_output.feature: typed answers (``output_schema``).
 
 The scripted-model scenarios use the shared run steps (:mod:`support.runs`); the ones
 against a real HTTP server reuse the Robot suites' scripted OpenAI-compatible server

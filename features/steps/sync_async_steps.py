@@ -1,4 +1,4 @@
-"""Steps for features/sync_async.feature: one agent called from several event loops."""
+"""Steps for features/agent/sync_async.feature: one agent called from several event loops."""
 
 from __future__ import annotations
 

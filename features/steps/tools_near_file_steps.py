@@ -1,4 +1,4 @@
-"""Steps for features/tools_near_file.feature (the CLI steps are in cli_steps.py)."""
+"""Steps for features/tools/tools_near_file.feature (the CLI steps are in cli_steps.py)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Steps for features/typed_answers_hardening.feature (tracker issue 28).
+"""Steps for features/agent/typed_answers_hardening.feature (tracker issue 28).
 
 A failed structuring keeps the run (the error's ``answer`` carries the text answer and
 the whole report), ``leanloop run --json`` prints it, and self-referencing models are

@@ -3,7 +3,7 @@
 An unknown key is a located error with a did-you-mean, raised wherever the model is built
 (``validate --check-models``, a run, ``LLMAgent.from_file``), never a pydantic warning or
 a key sent in every request body. Aliases and the class's own pass-through fields
-(``model_kwargs``, ``extra_body``) pass. The CLI line is in features/model_kwargs.feature.
+(``model_kwargs``, ``extra_body``) pass. The CLI line is in features/spec/model_kwargs.feature.
 """
 
 from __future__ import annotations

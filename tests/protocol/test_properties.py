@@ -1,6 +1,6 @@
 """Hypothesis: the text-protocol parser reads any reply without raising or falling back.
 
-Moved from features/properties.feature (issue 26). 700 generated inputs, derandomized (the
+Moved from features/spec/properties.feature (issue 26). 700 generated inputs, derandomized (the
 same inputs on every run, so a failure replays) and without an example database (nothing
 is written into the checkout): arbitrary text (lone surrogates, NUL and control characters
 included), soups of the tokens the parser cares about, mutations of valid replies, and

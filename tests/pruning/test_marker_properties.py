@@ -1,7 +1,7 @@
 """Hypothesis: escaped tool output round-trips and never holds a live pruning marker, and
 reading a pruning answer raises nothing but PruneFormatError.
 
-Moved from features/properties.feature (issue 26). 700 generated inputs each,
+Moved from features/spec/properties.feature (issue 26). 700 generated inputs each,
 derandomized and without an example database: arbitrary text (lone surrogates, NUL and
 control characters included), soups of marker fragments, and mutations of valid answers.
 """

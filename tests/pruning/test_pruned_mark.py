@@ -1,6 +1,6 @@
 """Whether a result is pruned is metadata the loop sets, never what its text looks like
 (is_pruned, leanloop.loop.tool_round.mark_results, and trimming by fit_messages): moved from
-features/integrity.feature (issue 26). Tool output cannot pose as a pruned result.
+features/tools/integrity.feature (issue 26). Tool output cannot pose as a pruned result.
 """
 
 from __future__ import annotations

@@ -1,11 +1,11 @@
 """The run report as one self-contained HTML page (src/leanloop/cli/htmlreport.py): reports
-made by hand, moved from features/html_report.feature (issue 26).
+made by hand, moved from features/cli/html_report.feature (issue 26).
 
 The page carries its CSS and its SVG inline, runs no script, and escapes every text it
 shows; a partial report and an empty one render too. The page is read back with the
 standard library's ``html.parser`` into a small tree (``features/support/html_tree.py``,
 shared with the Behave steps), so the checks read what a browser
-would show. (The pages of real runs stay in features/html_report.feature.)
+would show. (The pages of real runs stay in features/cli/html_report.feature.)
 """
 
 from __future__ import annotations
