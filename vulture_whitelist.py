@@ -26,6 +26,7 @@ from leanloop.report import RequestRecord, RunReport
 from leanloop.sessions.model import Turn
 from leanloop.spec.types import ModelSpec
 from leanloop.testing import ScriptedChatModel
+from leanloop.testing.server import FakeModelServer, _HTTPServer
 from leanloop.tools.registry import ToolOutcome
 
 # --- Python and framework hooks ----------------------------------------------------------
@@ -98,3 +99,22 @@ Turn.last_step
 
 # Read through RunReport.to_dict (asdict): the pruning pass's completion tokens.
 RequestTally.completion_tokens
+
+# The fake model server (leanloop.testing.server): http.server calls the handler's do_GET,
+# do_POST and log_message and reads protocol_version, close_connection; socketserver reads
+# request_queue_size and daemon_threads. chat_bodies is public API for the tests using it.
+RequestHandler = SimpleNamespace()  # made in _server_http.make_handler
+RequestHandler.protocol_version
+RequestHandler.log_message
+RequestHandler.do_GET
+RequestHandler.do_POST
+RequestHandler.close_connection
+_HTTPServer.request_queue_size
+_HTTPServer.daemon_threads
+FakeModelServer.chat_bodies
+
+# ScriptedChatModel: LangChain calls _generate (sync invoke); peak_in_flight and
+# wait_for_requests are its documented test hooks (module docstring).
+ScriptedChatModel._generate
+ScriptedChatModel.peak_in_flight
+ScriptedChatModel.wait_for_requests

@@ -1,16 +1,19 @@
-"""Steps for features/cli/cli.feature: the real `leanloop` CLI in a subprocess."""
+"""Steps for features/cli/cli.feature: the `leanloop` CLI, called in this process.
+
+``the CLI runs`` is ``leanloop.cli.main(argv)`` with the streams and working folder of a
+child (support/cli_inprocess.py); steps whose point is a real process start one.
+"""
 
 from __future__ import annotations
 
 import json
 import re
 import shlex
-import subprocess
-import sys
 import textwrap
 
 from behave import given, then, when
 from behave.runner import Context
+from support.cli_inprocess import run_cli
 
 
 @given('a CLI workspace file "{name}" containing "{text}"')
@@ -27,14 +30,7 @@ def step_agents_file(context: Context, name: str) -> None:
 
 @when('the CLI runs "{command}"')
 def step_cli(context: Context, command: str) -> None:
-    context.cli = subprocess.run(
-        [sys.executable, "-m", "leanloop", *shlex.split(command)],
-        cwd=context.tmp,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    context.cli = run_cli(shlex.split(command), context.tmp)
 
 
 @then("the CLI exits with {code:d}")

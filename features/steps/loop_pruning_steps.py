@@ -8,7 +8,6 @@ extraction model that answers the pruning calls, and the checks of what pruning 
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 from collections.abc import Sequence
@@ -19,7 +18,6 @@ import yaml
 from behave import given, then
 from behave.runner import Context
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage, ToolMessage
-from langchain_core.outputs import ChatResult
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from support import runs
 
@@ -131,25 +129,14 @@ def step_extractor_answers(context: Context, text: str) -> None:
     _extractor(context, text)
 
 
-class SlowExtractor(ScriptedChatModel):
-    """An extraction model that records the request, then takes a minute to answer."""
-
-    async def _agenerate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: Any = None,
-        **kwargs: Any,
-    ) -> ChatResult:
-        result = self._generate(messages, stop, None, **kwargs)
-        await asyncio.sleep(60)  # cancelled by the agent's pruning_timeout long before
-        return result
-
-
 @given("the extraction model is slower than its pruning_timeout")
 def step_extractor_slow(context: Context) -> None:
     setup = runs.setup(context)
-    setup.extractor = SlowExtractor(replies=[_answer([])], repeat_last=True)
+    # A minute, not a hang: these runs use the real clock (runs.ask), and a pruning_timeout
+    # no longer honoured must fail the scenario (the answer arrives, unpruned), not hang it.
+    setup.extractor = ScriptedChatModel(
+        replies=[{"delay": 60, "content": _answer([])}], repeat_last=True
+    )
     setup.presets["pruning_timeout"] = 0.05
 
 

@@ -1,7 +1,4 @@
-"""Steps for features/pruning/pruning_pass.feature: the extraction pass, its checks and fallbacks."""
-
-# No ``from __future__ import annotations`` here: pydantic must resolve the fake model's
-# field annotations at class creation, and Behave runs step files outside sys.modules.
+"""Steps for features/pruning/pruning_pass.feature: the extraction pass, its checks, fallbacks."""
 
 import asyncio
 import re
@@ -18,11 +15,8 @@ from langchain_core.messages import (
     SystemMessage,
     ToolMessage,
 )
-from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import RunnableConfig
-from pydantic import PrivateAttr
-from support.aio import run
-from support.fakes import AsyncOnlyChatModel
+from support.aio import run_virtual as run
 from support.logs import capture_logs
 
 from leanloop.protocol import question_of
@@ -68,37 +62,16 @@ def _keeper(word: str, invented: int = 0) -> Callable[[list[BaseMessage]], str]:
     return extract
 
 
-class SlowPruningModel(AsyncOnlyChatModel):
-    """An async chat model that waits before answering and counts calls in flight."""
+def _later_parts_first(answer: Callable[[list[BaseMessage]], str]) -> Callable[..., Any]:
+    """A scripted reply answering ``answer(messages)`` after a delay that makes earlier
+    chunks answer last, so merging in completion order would show."""
 
-    delay: float = 30.0
-    later_parts_first: bool = False
-    answer: Any = None
-    _calls: list[list[BaseMessage]] = PrivateAttr(default_factory=list)
-    _in_flight: int = PrivateAttr(default=0)
-    _peak: int = PrivateAttr(default=0)
-    _started: asyncio.Event = PrivateAttr(default_factory=asyncio.Event)
-
-    async def _agenerate(
-        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any
-    ) -> ChatResult:
-        self._calls.append(list(messages))
-        self._started.set()
-        self._in_flight += 1
-        self._peak = max(self._peak, self._in_flight)
-        try:
-            await asyncio.sleep(self._delay_for(messages))
-        finally:
-            self._in_flight -= 1
-        text = self.answer(messages) if callable(self.answer) else str(self.answer)
-        return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text))])
-
-    def _delay_for(self, messages: list[BaseMessage]) -> float:
+    def reply(messages: list[BaseMessage]) -> dict[str, Any]:
         found = _PART.search(str(messages[-1].content))
-        if self.later_parts_first and found:
-            # Earlier chunks answer last, so merging in completion order would show.
-            return (int(found[2]) - int(found[1])) * 0.0005
-        return self.delay
+        delay = (int(found[2]) - int(found[1])) * 0.0005 if found else 0.0
+        return {"delay": delay, "content": answer(messages)}
+
+    return reply
 
 
 class RecordingCallback(AsyncCallbackHandler):
@@ -112,10 +85,8 @@ class RecordingCallback(AsyncCallbackHandler):
 
 
 def _requests(context: Context) -> list[tuple[list[BaseMessage], list[Any]]]:
-    model = context.pruning_model
-    if isinstance(model, ScriptedChatModel):
-        return [(r.messages, r.tools) for r in model.requests]
-    return [(messages, []) for messages in model._calls]
+    model: ScriptedChatModel = context.pruning_model
+    return [(r.messages, r.tools) for r in model.requests]
 
 
 def _scripted(context: Context, reply: Any) -> None:
@@ -248,12 +219,15 @@ def step_garbage(context: Context, text: str) -> None:
 
 @given("a slow pruning model")
 def step_slow(context: Context) -> None:
-    context.pruning_model = SlowPruningModel(delay=30.0, answer=_answer(["never"]))
+    # A server that never answers: the pass's timeout (or a cancel) ends the request.
+    context.pruning_model = ScriptedChatModel(replies=[{"hang": True}], repeat_last=True)
 
 
 @given('a concurrent pruning model that keeps the lines mentioning "{word}", later chunks first')
 def step_concurrent(context: Context, word: str) -> None:
-    context.pruning_model = SlowPruningModel(later_parts_first=True, answer=_keeper(word))
+    context.pruning_model = ScriptedChatModel(
+        replies=[_later_parts_first(_keeper(word))], repeat_last=True
+    )
 
 
 @given("the pruning settings {settings}")
@@ -347,7 +321,7 @@ def step_cancel(context: Context) -> None:
                 task_context="find the deadlock",
             )
         )
-        await context.pruning_model._started.wait()
+        await context.pruning_model.wait_for_requests(1)
         task.cancel()
         try:
             await task
@@ -537,7 +511,8 @@ def step_chunk_count(context: Context) -> None:
 
 @then("at most {count:d} pruning requests ran at once")
 def step_peak(context: Context, count: int) -> None:
-    assert 1 <= context.pruning_model._peak <= count, context.pruning_model._peak
+    peak = context.pruning_model.peak_in_flight
+    assert 1 <= peak <= count, peak
 
 
 @then("the pruning pass ended with a cancellation")

@@ -90,11 +90,22 @@ def step_many_notes(context: Context, thread: str, count: int, size: int) -> Non
 )
 def step_two_notes(context: Context, thread: str, first: str, second: str) -> None:
     original = SqlStore.add_note
+    second_entered, second_written = asyncio.Event(), asyncio.Event()
 
     async def slow(self: SqlStore, thread_id: str, turn: int, text: str) -> None:
-        if text == first:  # the first call finishes after the second
-            await asyncio.sleep(0.3)
+        if text == first:
+            # The first call finishes after the second whenever the two run at once: one
+            # turn of the loop lets a concurrent second call start, then the first waits
+            # for its write (an event, not a clock). Written one after the other, the first
+            # goes on at once: the order is then right by construction.
+            await asyncio.sleep(0)
+            if second_entered.is_set():
+                await second_written.wait()
+        if text == second:
+            second_entered.set()
         await original(self, thread_id, turn, text)
+        if text == second:
+            second_written.set()
 
     SqlStore.add_note = slow  # type: ignore[method-assign]
     context.cleanups.append(lambda: setattr(SqlStore, "add_note", original))
