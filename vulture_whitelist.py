@@ -24,6 +24,7 @@ from leanloop.protocol.stream import HoldBack
 from leanloop.pruning.extract import PruneOutcome
 from leanloop.report import RequestRecord, RunReport
 from leanloop.sessions.model import Turn
+from leanloop.serve.progress import ProgressHandler
 from leanloop.spec.types import ModelSpec
 from leanloop.testing import ScriptedChatModel
 from leanloop.testing.server import FakeModelServer, _HTTPServer
@@ -118,3 +119,9 @@ FakeModelServer.chat_bodies
 ScriptedChatModel._generate
 ScriptedChatModel.peak_in_flight
 ScriptedChatModel.wait_for_requests
+
+# serve/progress.py: LangChain calls ProgressHandler.on_tool_start with these keywords
+# (the override keeps AsyncCallbackHandler's signature).
+ProgressHandler.on_tool_start
+_parameters.parent_run_id
+_parameters.inputs

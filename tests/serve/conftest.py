@@ -1,13 +1,17 @@
-"""Fixtures of the serve tests: the scripted agents file in a fresh folder, and the app."""
+"""Fixtures of the serve tests: the scripted agents files in a fresh folder, the app, and
+the app under a real uvicorn on 127.0.0.1."""
 
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable
+import socket
+import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+import uvicorn
 from fastapi import FastAPI
 
 from leanloop.serve import ServeSettings, create_app
@@ -21,19 +25,56 @@ AUTH = {"Authorization": f"Bearer {TOKEN}"}
 @pytest.fixture
 def agents_file(tmp_path: Path) -> Path:
     """The agents file and its models module, copied so sessions are stored in tmp_path."""
-    for name in ("agents.yaml", "serve_models.py"):
+    for name in ("agents.yaml", "tools.yaml", "serve_models.py"):
         shutil.copy(FIXTURES / name, tmp_path / name)
     return tmp_path / "agents.yaml"
 
 
 @pytest.fixture
 def make_app(agents_file: Path) -> Callable[..., FastAPI]:
-    """Build the app over the fixture agents; keyword arguments are ServeSettings fields."""
+    """Build the app over the fixture agents; keyword arguments are ServeSettings fields.
 
-    def make(**settings: Any) -> FastAPI:
+    ``agents="tools.yaml"`` serves the agents that call tools instead.
+    """
+
+    def make(agents: str = "agents.yaml", **settings: Any) -> FastAPI:
         return create_app(
-            load_served_agents(str(agents_file)),
+            load_served_agents(str(agents_file.with_name(agents))),
             ServeSettings(**{"token": TOKEN, **settings}),
         )
 
     return make
+
+
+@pytest.fixture
+def start_server() -> Iterator[Callable[[FastAPI], str]]:
+    """Run an app under uvicorn in a thread, on a port the OS chose; return its ``/v1`` URL.
+
+    Every server started is stopped after the test (and must stop within 10 s).
+    """
+    running: list[tuple[uvicorn.Server, threading.Thread, socket.socket]] = []
+
+    def start(app: FastAPI) -> str:
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+        config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=5)
+        server = uvicorn.Server(config)
+        thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+        thread.start()
+        running.append((server, thread, sock))
+        waited = threading.Event()
+        for _ in range(200):
+            if server.started or not thread.is_alive():
+                break
+            waited.wait(0.05)
+        if not server.started:
+            pytest.fail(f"uvicorn did not start on 127.0.0.1:{port} within 10 s")
+        return f"http://127.0.0.1:{port}/v1"
+
+    yield start
+    for server, thread, sock in running:
+        server.should_exit = True
+        thread.join(10)
+        sock.close()
+        assert not thread.is_alive(), "uvicorn did not stop within 10 s"

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import socket
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import httpx
 import openai
 import pytest
-import uvicorn
 from fastapi import FastAPI
 
 TOKEN = "test-token-0123456789"  # noqa: S105 - conftest.py's test token
@@ -23,30 +21,10 @@ class Running:
 
 
 @pytest.fixture
-def server(make_app: Callable[..., FastAPI]) -> Iterator[Running]:
-    """The app under uvicorn in a thread, on a port the OS chose; stopped after the test."""
+def server(make_app: Callable[..., FastAPI], start_server: Callable[[FastAPI], str]) -> Running:
+    """The app under uvicorn on 127.0.0.1 (conftest.py's start_server)."""
     app = make_app()
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    uv = uvicorn.Server(uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=5))
-    thread = threading.Thread(target=uv.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    started = threading.Event()
-    for _ in range(200):
-        if uv.started or not thread.is_alive():
-            break
-        started.wait(0.05)
-    if not uv.started:
-        uv.should_exit = True
-        pytest.fail(f"uvicorn did not start on 127.0.0.1:{port} within 10 s")
-    try:
-        yield Running(app, f"http://127.0.0.1:{port}/v1")
-    finally:
-        uv.should_exit = True
-        thread.join(10)
-        sock.close()
-        assert not thread.is_alive(), "uvicorn did not stop within 10 s"
+    return Running(app, start_server(app))
 
 
 def test_openai_client_sync(server: Running) -> None:

@@ -9,7 +9,8 @@ naming it as the ``model`` (ADR 0025)::
 
 The modules: :mod:`~leanloop.serve.app` (the routes), :mod:`~leanloop.serve.requests`
 (a request into an agent's input and session), :mod:`~leanloop.serve.streaming` (OpenAI's
-completion objects and server-sent events), :mod:`~leanloop.serve.limits` (the token,
+completion objects and server-sent events), :mod:`~leanloop.serve.progress` (a run's
+chunks and progress events as one feed), :mod:`~leanloop.serve.limits` (the token,
 body size and concurrency), :mod:`~leanloop.serve.errors` (OpenAI's error shape) and
 :mod:`~leanloop.serve.main` (the command line).
 

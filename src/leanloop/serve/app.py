@@ -4,7 +4,10 @@ Routes:
 
 * ``POST /v1/chat/completions``: ``model`` names the agent, ``messages`` are the
   conversation; ``stream: true`` answers with server-sent ``chat.completion.chunk``
-  events. The answer carries ``usage`` and the run report under ``leanloop``.
+  events, the run's progress among them as SSE comments (and as chunks under
+  ``leanloop_progress`` with ``X-Leanloop-Progress: events``). The answer carries
+  ``usage`` and the run report under ``leanloop``. A client that disconnects cancels
+  its run, before the answer began as well as mid-stream.
 * ``GET /v1/models``: the agents, as OpenAI model objects.
 * ``GET /healthz``: ``{"status": "ok"}``, without a token (for probes).
 
@@ -14,10 +17,11 @@ Every error is OpenAI's error shape with its status (:mod:`leanloop.serve.errors
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import functools
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
@@ -26,11 +30,12 @@ from starlette.exceptions import HTTPException
 from leanloop.exceptions import LeanloopError
 from leanloop.serve.errors import ServeError, error_body, from_run_error
 from leanloop.serve.limits import ConcurrencyLimit, Gate, ServeSettings
+from leanloop.serve.progress import PROGRESS_HEADER, PROGRESS_OPT_IN, Progress, RunFeed, comment
 from leanloop.serve.requests import SESSION_HEADER, parse_chat_request, run_input
 from leanloop.serve.streaming import DONE, Completion, sse
 
 if TYPE_CHECKING:
-    from langchain_core.messages import AIMessageChunk
+    from langchain_core.messages import AIMessageChunk, BaseMessage
     from langchain_core.runnables import RunnableConfig
     from starlette.types import Receive, Scope, Send
 
@@ -39,6 +44,7 @@ if TYPE_CHECKING:
 __all__ = ["create_app"]
 
 _log = logging.getLogger("leanloop.serve")
+_T = TypeVar("_T")
 
 
 def create_app(agents: Mapping[str, LLMAgent], settings: ServeSettings) -> FastAPI:
@@ -85,35 +91,12 @@ def create_app(agents: Mapping[str, LLMAgent], settings: ServeSettings) -> FastA
         config: RunnableConfig = (
             {"configurable": {"thread_id": run.thread_id}} if run.thread_id else {}
         )
-        completion = Completion(model=chat.model)
-        loop = asyncio.get_running_loop()
         limit.acquire()
-        deadline = loop.time() + settings.deadline
+        deadline = asyncio.get_running_loop().time() + settings.deadline
+        call = _Call(request, agent, run.messages, config, limit, deadline, settings.deadline)
         if not chat.stream:
-            try:
-                async with asyncio.timeout_at(deadline):
-                    final = await agent.ainvoke(run.messages, config)
-            except TimeoutError:
-                raise _deadline_error(settings.deadline) from None
-            except LeanloopError as exc:
-                raise from_run_error(exc) from None
-            finally:
-                limit.release()
-            report = final.response_metadata.get("leanloop")
-            return JSONResponse(completion.response(final.text, report))
-        try:
-            chunks = agent.astream(run.messages, config)
-            first = await _first_chunk(chunks, deadline, settings.deadline)
-        except BaseException:
-            limit.release()
-            raise
-        events = _events(completion, first, chunks, deadline, settings.deadline)
-
-        async def close() -> None:
-            await _aclose(chunks)  # cancels the run when the client went away
-            limit.release()
-
-        return _RunStream(events, on_close=close)
+            return await call.whole(Completion(model=chat.model))
+        return await call.stream(Completion(model=chat.model))
 
     app.add_api_route("/healthz", healthz, methods=["GET"])
     app.add_api_route("/v1/models", models, methods=["GET"])
@@ -172,47 +155,142 @@ class _RunStream(StreamingResponse):
             await asyncio.shield(self._on_close())
 
 
-async def _first_chunk(
-    chunks: AsyncIterator[AIMessageChunk], deadline: float, seconds: float
-) -> AIMessageChunk | None:
-    """Wait for the run's first chunk, so a refusal before any text is still a status.
+@dataclass(frozen=True)
+class _Call:
+    """One admitted request to run an agent: it holds a concurrency slot until it ends."""
+
+    request: Request
+    agent: LLMAgent
+    messages: list[BaseMessage]
+    config: RunnableConfig
+    limit: ConcurrencyLimit
+    deadline: float
+    seconds: float
+
+    async def whole(self, completion: Completion) -> Response:
+        """Run to the end and answer the ``chat.completion``."""
+        try:
+            async with asyncio.timeout_at(self.deadline):
+                final = await _unless_gone(
+                    self.request, self.agent.ainvoke(self.messages, self.config)
+                )
+        except TimeoutError:
+            raise _deadline_error(self.seconds) from None
+        except LeanloopError as exc:
+            raise from_run_error(exc) from None
+        finally:
+            self.limit.release()
+        report = final.response_metadata.get("leanloop")
+        return JSONResponse(completion.response(final.text, report))
+
+    async def stream(self, completion: Completion) -> Response:
+        """Start the run and answer with its stream once its first chunk or event came."""
+        header = self.request.headers.get(PROGRESS_HEADER, "")
+        as_chunks = header.strip().lower() == PROGRESS_OPT_IN
+        try:
+            feed = RunFeed(self.agent, self.messages, self.config)
+        except BaseException:
+            self.limit.release()
+            raise
+        try:
+            first = await _first_item(self.request, feed, self.deadline, self.seconds)
+        except BaseException:
+            await asyncio.shield(_end(feed, self.limit))
+            raise
+        events = _events(completion, first, feed, self.deadline, self.seconds, as_chunks=as_chunks)
+        return _RunStream(events, on_close=functools.partial(_end, feed, self.limit))
+
+
+async def _end(feed: RunFeed, limit: ConcurrencyLimit) -> None:
+    """End the run (cancelled if still going: the client went away) and free its slot."""
+    try:
+        await feed.aclose()
+    finally:
+        limit.release()
+
+
+async def _unless_gone(request: Request, work: Awaitable[_T]) -> _T:
+    """Await ``work``, cancelled at once if the client disconnects first.
+
+    Until a response has started nothing else listens to the connection (a streamed body
+    does, afterwards), so a client that gives up on a long run would leave it running
+    to the end, tools and all.
+
+    Raises:
+        ServeError: 499 (nginx's "client closed request") once the run is cancelled; no
+            one reads it, it only ends the request with one log line.
+    """
+    running = asyncio.ensure_future(work)
+    gone = asyncio.ensure_future(_disconnected(request))
+    try:
+        await asyncio.wait({running, gone}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        gone.cancel()
+        if not running.done():
+            # The client went away, or the deadline cancelled this request: wait for the
+            # cancelled run to end, so its tools have cleaned up before the answer.
+            running.cancel()
+            await asyncio.wait({running})
+    if running.cancelled():
+        msg = "the client disconnected before the answer began; the run was cancelled"
+        raise ServeError(499, msg, code="client_closed_request")
+    return running.result()
+
+
+async def _disconnected(request: Request) -> None:
+    """Return once the client has disconnected (the body was read already)."""
+    while (await request.receive())["type"] != "http.disconnect":
+        pass
+
+
+async def _first_item(
+    request: Request, feed: RunFeed, deadline: float, seconds: float
+) -> AIMessageChunk | Progress | None:
+    """Wait for the run's first chunk or event, so a refusal before it is still a status.
 
     A session conflict or a model that fails at once is then a 409 or 502, not a
     200 whose stream holds an error event.
     """
     try:
         async with asyncio.timeout_at(deadline):
-            return await anext(chunks, None)
+            return await _unless_gone(request, feed.next())
     except TimeoutError:
-        await _aclose(chunks)
         raise _deadline_error(seconds) from None
     except LeanloopError as exc:
-        await _aclose(chunks)
         raise from_run_error(exc) from None
 
 
 async def _events(
     completion: Completion,
-    first: AIMessageChunk | None,
-    chunks: AsyncIterator[AIMessageChunk],
+    first: AIMessageChunk | Progress | None,
+    feed: RunFeed,
     deadline: float,
     seconds: float,
+    *,
+    as_chunks: bool,
 ) -> AsyncIterator[bytes]:
-    """The stream's events: the role, each piece of text, the report, ``[DONE]``.
+    """The stream's events: the role, each piece of text and progress, the report, ``[DONE]``.
 
-    A failure after the first event can no longer change the status: it is sent as an
-    event holding OpenAI's error object (the ``openai`` client raises it), then ``[DONE]``.
+    Progress is an SSE comment, which OpenAI's clients skip, and also a chunk when the
+    client asked (``as_chunks``). A failure after the first event can no longer change
+    the status: it is sent as an event holding OpenAI's error object (the ``openai``
+    client raises it), then ``[DONE]``.
     """
     yield sse(completion.role_chunk())
     report: Mapping[str, Any] | None = None
-    chunk = first
+    item = first
     try:
-        while chunk is not None:
-            if chunk.text:
-                yield sse(completion.text_chunk(chunk.text))
-            report = chunk.response_metadata.get("leanloop") or report
+        while item is not None:
+            if isinstance(item, Progress):
+                yield comment(item)
+                if as_chunks:
+                    yield sse(completion.progress_chunk(item.payload()))
+            else:
+                if item.text:
+                    yield sse(completion.text_chunk(item.text))
+                report = item.response_metadata.get("leanloop") or report
             async with asyncio.timeout_at(deadline):
-                chunk = await anext(chunks, None)
+                item = await feed.next()
     except TimeoutError:
         yield sse(_deadline_error(seconds).body())
     except LeanloopError as exc:
@@ -232,11 +310,3 @@ def _deadline_error(seconds: float) -> ServeError:
 def _error_response(exc: ServeError) -> JSONResponse:
     headers = {"www-authenticate": "Bearer"} if exc.status == 401 else None
     return JSONResponse(exc.body(), status_code=exc.status, headers=headers)
-
-
-async def _aclose(chunks: AsyncIterator[Any]) -> None:
-    """Close the agent's stream: its ``finally`` cancels the run and awaits its end."""
-    close = getattr(chunks, "aclose", None)
-    if close is not None:
-        with contextlib.suppress(Exception):
-            await close()

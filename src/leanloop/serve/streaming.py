@@ -3,7 +3,9 @@
 A streamed answer is a series of ``chat.completion.chunk`` objects, each sent as one
 server-sent event (``data: {...}\\n\\n``), then ``data: [DONE]``: first a chunk with the
 assistant role, then one per piece of text the model wrote, then a last chunk with the
-``finish_reason``, the ``usage`` and the run report under ``leanloop``. The report is an
+``finish_reason``, the ``usage`` and the run report under ``leanloop``. The run's
+progress events travel as SSE comments, and on request as chunks whose
+``leanloop_progress`` holds the event (:mod:`leanloop.serve.progress`). The report is an
 extension key: OpenAI's clients keep unknown keys (``chunk.model_extra`` /
 ``completion.model_extra`` in the Python client) and ignore them otherwise.
 """
@@ -98,6 +100,17 @@ class Completion:
     def text_chunk(self, text: str) -> dict[str, Any]:
         """A chunk carrying the next piece of the answer."""
         return self._chunk({"content": text}, None)
+
+    def progress_chunk(self, progress: Mapping[str, Any]) -> dict[str, Any]:
+        """A chunk with no text that carries one progress event under ``leanloop_progress``.
+
+        Only for a client that asked for it (``X-Leanloop-Progress: events``): its delta is
+        empty and its ``finish_reason`` null, so a client that ignores the key still
+        builds the same answer.
+        """
+        chunk = self._chunk({}, None)
+        chunk["leanloop_progress"] = dict(progress)
+        return chunk
 
     def last_chunk(self, report: Mapping[str, Any] | None) -> dict[str, Any]:
         """The last chunk: the finish reason, the usage and the run report."""
