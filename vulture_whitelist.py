@@ -23,8 +23,8 @@ from leanloop.events import EventRecorder
 from leanloop.protocol.stream import HoldBack
 from leanloop.pruning.extract import PruneOutcome
 from leanloop.report import RequestRecord, RunReport
-from leanloop.sessions.model import Turn
 from leanloop.serve.progress import ProgressHandler
+from leanloop.sessions.model import Turn
 from leanloop.spec.types import ModelSpec
 from leanloop.testing import ScriptedChatModel
 from leanloop.testing.server import FakeModelServer, _HTTPServer
