@@ -49,8 +49,9 @@ COVERAGE_DATA = BUILD / ".coverage"
 FULL = "--full"
 """The posarg that adds the real-model, Postgres and browser checks (ADR 0021)."""
 
-BEHAVE_EVERYDAY = ("--tags=not @postgres",)
-"""Behave's everyday selection: the @postgres scenarios need a PostgreSQL server."""
+BEHAVE_EVERYDAY = ("--tags=not @postgres and not @long",)
+"""Behave's everyday selection: the @postgres scenarios need a PostgreSQL server; @long
+ones are a longer run of a race the everyday run also has, shorter (the full run has both)."""
 
 ROBOT_EVERYDAY = ("--exclude", "local-model", "--exclude", "real-model", "--exclude", "browser")
 """Robot's everyday selection: scripted and fake servers only. ``local-model`` and
