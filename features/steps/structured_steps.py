@@ -11,10 +11,8 @@ from __future__ import annotations
 
 import ast
 import json
-import os
 import re
 import shlex
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -25,6 +23,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 from pydantic import BaseModel
 from support import runs
 from support.aio import run as run_async
+from support.cli_inprocess import run_cli
 
 from leanloop.agent import LLMAgent
 from leanloop.agent.structured import read_json
@@ -127,16 +126,7 @@ def step_read(context: Context, literal: str) -> None:
 
 @when('the CLI runs "{command}" with the answer models importable')
 def step_cli(context: Context, command: str) -> None:
-    path = os.pathsep.join(p for p in (str(RESOURCES), os.environ.get("PYTHONPATH", "")) if p)
-    context.cli = subprocess.run(
-        [sys.executable, "-m", "leanloop", *shlex.split(command)],
-        cwd=context.tmp,
-        env={**os.environ, "PYTHONPATH": path},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    context.cli = run_cli(shlex.split(command), context.tmp, path=[RESOURCES])
 
 
 # --- Then: the typed answer ----------------------------------------------------------

@@ -9,14 +9,13 @@ shared CLI steps (``cli_steps.py``) and read what the CLI wrote back here.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import textwrap
 from typing import Any
 
 from behave import given, then, when
 from behave.runner import Context
 from langchain_core.messages import ToolMessage
+from support.cli_inprocess import run_cli
 from support.html_tree import Node, parse_page
 
 from leanloop.agent import LLMAgent
@@ -172,14 +171,7 @@ def step_page_calls(context: Context, task: str, tool: str, fate: str) -> None:
 @when('the CLI stdout is saved as "{name}" and the CLI runs "{command}"')
 def step_save_and_run(context: Context, name: str, command: str) -> None:
     (context.tmp / name).write_text(context.cli.stdout, encoding="utf-8")
-    context.cli = subprocess.run(
-        [sys.executable, "-m", "leanloop", *command.split()],
-        cwd=context.tmp,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    context.cli = run_cli(command.split(), context.tmp)
 
 
 @then('the CLI stdout has a line starting "{start}"')

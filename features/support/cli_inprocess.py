@@ -75,7 +75,7 @@ def _as_a_child(cwd: Path, argv: Sequence[str], stdin: bytes) -> Iterator[tuple[
 
 
 def run_cli(
-    argv: Sequence[str], cwd: Path, *, stdin: bytes = b""
+    argv: Sequence[str], cwd: Path, *, stdin: bytes = b"", path: Sequence[Path] = ()
 ) -> subprocess.CompletedProcess[str]:
     """Run ``leanloop ARGV`` in this process from ``cwd``; what a subprocess would return.
 
@@ -83,6 +83,7 @@ def run_cli(
         argv: The words after ``leanloop``.
         cwd: The working folder of the call.
         stdin: What the CLI reads on its standard input.
+        path: Folders put first on ``sys.path`` for the call, as ``PYTHONPATH`` would.
 
     Returns:
         The exit status and the text written to stdout and stderr.
@@ -90,6 +91,7 @@ def run_cli(
     from leanloop.cli import main  # noqa: PLC0415 - after the steps' own imports
 
     with _as_a_child(cwd, argv, stdin) as (out, err):
+        sys.path[:0] = [str(folder) for folder in path]
         try:
             code = main(list(argv))
         except SystemExit as exc:  # --help, --version: argparse's own exit
