@@ -53,6 +53,10 @@ BEHAVE_EVERYDAY = ("--tags=not @postgres and not @long",)
 """Behave's everyday selection: the @postgres scenarios need a PostgreSQL server; @long
 ones are a longer run of a race the everyday run also has, shorter (the full run has both)."""
 
+PYTEST_EVERYDAY = ("-m", "not full")
+"""pytest's everyday selection: ``full`` tests need a service of the full run (the YAML
+language server, on Node)."""
+
 ROBOT_EVERYDAY = ("--exclude", "local-model", "--exclude", "real-model", "--exclude", "browser")
 """Robot's everyday selection: scripted and fake servers only. ``local-model`` and
 ``real-model`` tests start the embedded llama-server (``leanloop local setup``);
@@ -522,7 +526,7 @@ def coverage_report(session: nox.Session) -> None:
     """Behave (everyday selection) and pytest under coverage; fails under the threshold."""
     _fresh_coverage()
     behave_ok = _behave(session, coverage=True, extra=BEHAVE_EVERYDAY)
-    pytest_ok = _pytest(session, coverage=True)
+    pytest_ok = _pytest(session, coverage=True, extra=PYTEST_EVERYDAY)
     if not (behave_ok and pytest_ok and _coverage_report(session, full=False)):
         session.error("coverage failed")
 
@@ -629,7 +633,7 @@ def _side_checks(full: bool) -> list[tuple[str, Callable[[_Captured], bool]]]:
                 out, coverage=True, extra=selection, paths=BEHAVE_BESIDE, fresh=False
             ),
         ),
-        ("pytest", lambda out: _pytest(out, coverage=True)),
+        ("pytest", lambda out: _pytest(out, coverage=True, extra=() if full else PYTEST_EVERYDAY)),
         ("typecheck", _typecheck),
         ("wheel", _wheel),
         ("lint", _lint),

@@ -33,7 +33,7 @@ from leanloop.exceptions import SpecError, SpecIssue
 from leanloop.spec.checks import resolve_workspace, semantic_check
 from leanloop.spec.env import interpolate
 from leanloop.spec.issues import Problem, Reporter
-from leanloop.spec.schema import agent_defaults, agent_schema, schema_problems
+from leanloop.spec.schema import agent_defaults, agent_schema, schema_problems, strict_schema
 from leanloop.spec.types import AGENT_PREFIX, AgentSpec, McpServerSpec, ModelSpec, ToolOptions
 from leanloop.spec.yamlsource import KeyPath, Mark, parse_yaml
 from leanloop.tools.mcp import mcp_server_of
@@ -515,7 +515,8 @@ _READERS: dict[str | None, Callable[[str], Any]] = {
 
 
 def _schema_defs() -> dict[str, Any]:
-    defs: dict[str, Any] = agent_schema()["$defs"]
+    # The strict form: each key's type sits on the key, not in a `${VAR}` alternative.
+    defs: dict[str, Any] = strict_schema()["$defs"]
     return defs
 
 

@@ -3,6 +3,12 @@
 jsonschema's own messages quote whole instances and speak in JSON terms; users wrote
 YAML, so each kind of failure is rephrased here in one short line, with the offending
 key or value located and secrets hidden.
+
+The file offers every typed key (numbers, booleans, choices, patterned strings) a second
+form, a whole ``${VAR}`` / ``${VAR:-default}`` reference (``$defs/envReference``), so
+that editors reading the file as written accept ``max_rounds: ${ROUNDS:-20}``. leanloop
+itself validates after interpolation, against :func:`strict_schema`: the same schema
+with those alternatives left out.
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ from jsonschema.exceptions import ValidationError
 
 from leanloop.spec.issues import Problem, Reporter, did_you_mean
 
-__all__ = ["agent_defaults", "agent_schema", "schema_problems"]
+__all__ = ["ENV_REFERENCE", "agent_defaults", "agent_schema", "schema_problems", "strict_schema"]
 
 _TYPE_WORDS = {
     "string": "a string",
@@ -40,9 +46,41 @@ def _schema() -> dict[str, Any]:
     return schema
 
 
+ENV_REFERENCE = "#/$defs/envReference"
+"""The ``$ref`` of the ``${VAR}`` alternative that typed keys carry in the file."""
+
+
+@functools.cache
+def _strict() -> dict[str, Any]:
+    strict: dict[str, Any] = _without_references(_schema())
+    return strict
+
+
+def _without_references(node: Any) -> Any:
+    """``node`` with each ``anyOf: [typed, ${VAR}]`` collapsed back into ``typed``."""
+    if isinstance(node, list):
+        return [_without_references(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out = {key: _without_references(value) for key, value in node.items()}
+    options = out.get("anyOf")
+    if isinstance(options, list) and {"$ref": ENV_REFERENCE} in options:
+        rest = [option for option in options if option != {"$ref": ENV_REFERENCE}]
+        del out["anyOf"]
+        if len(rest) == 1 and isinstance(rest[0], dict):
+            out.update(rest[0])
+        else:
+            out["anyOf"] = rest
+    return out
+
+
 @functools.cache
 def _validator() -> Draft202012Validator:
-    return Draft202012Validator(_schema())
+    # After interpolation a whole reference has taken its key's type already: a value
+    # that still reads `${...}` came from an escaped `$${...}` and is a plain string,
+    # which a typed key must refuse. The strict form also keeps one failure per value
+    # (an `anyOf` failure says only "not valid under any of the given schemas").
+    return Draft202012Validator(_strict())
 
 
 def agent_schema() -> dict[str, Any]:
@@ -52,6 +90,15 @@ def agent_schema() -> dict[str, Any]:
     of the format and of its defaults.
     """
     return copy.deepcopy(_schema())
+
+
+def strict_schema() -> dict[str, Any]:
+    """Return the schema leanloop validates an interpolated file with (a copy).
+
+    It is :func:`agent_schema` without the ``${VAR}`` alternatives: each typed key has
+    its type, bounds and choices directly, as the loader reads them to convert values.
+    """
+    return copy.deepcopy(_strict())
 
 
 def agent_defaults() -> dict[str, Any]:

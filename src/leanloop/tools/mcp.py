@@ -201,8 +201,8 @@ async def _list(server: McpServer) -> list[BaseTool]:
         from langchain_mcp_adapters.tools import (  # noqa: PLC0415 - an optional extra
             load_mcp_tools as adapters_load,
         )
-    except ImportError:
-        msg = f"MCP server {server.name!r}: {_EXTRA_HINT}"
+    except ImportError as exc:
+        msg = f"MCP server {server.name!r}: {_import_failure(exc)}"
         raise ToolError(msg) from None
     conn = connection(server)
     if server.command is not None:
@@ -253,6 +253,55 @@ def _what(server: McpServer) -> str:
     if server.command is not None:
         return f"command {server.command!r}"
     return f"url {server.url}"
+
+
+def _import_failure(exc: ImportError) -> str:
+    """Why ``langchain_mcp_adapters`` did not import: the extra missing, or broken.
+
+    Only a missing adapters package gets the install hint. An installed extra that fails
+    to import (an MCP server package that pulled ``mcp`` 2.x, which the adapters do not
+    support) would be hidden by that hint, so its own error is shown, with the versions
+    installed and the ``mcp`` the adapters require.
+    """
+    if isinstance(exc, ModuleNotFoundError) and exc.name == "langchain_mcp_adapters":
+        return _EXTRA_HINT
+    installed = ", ".join(
+        f"{name} {version}"
+        for name in ("langchain-mcp-adapters", "mcp")
+        if (version := _version(name)) is not None
+    )
+    text = f"the leanloop[mcp] extra does not import: {_reason(exc)}"
+    if installed:
+        text += f" (installed: {installed})"
+    wanted = _mcp_requirement()
+    if wanted is not None:
+        text += f"; langchain-mcp-adapters needs {wanted}: pip install '{wanted}'"
+    return text
+
+
+def _version(distribution: str) -> str | None:
+    from importlib import metadata  # noqa: PLC0415 - only on this error path
+
+    try:
+        return metadata.version(distribution)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def _mcp_requirement() -> str | None:
+    """The adapters' own requirement on ``mcp`` (``mcp<2.0.0,>=1.24.0``), from their metadata."""
+    from importlib import metadata  # noqa: PLC0415 - only on this error path
+
+    try:
+        requires = metadata.requires("langchain-mcp-adapters") or []
+    except metadata.PackageNotFoundError:
+        return None
+    for requirement in requires:
+        spec = requirement.split(";", 1)[0].strip()
+        name = spec.split("<", 1)[0].split(">", 1)[0].split("=", 1)[0].split("!", 1)[0]
+        if name.strip().lower() == "mcp" and spec != name:
+            return spec.replace(" ", "")
+    return None
 
 
 def _reason(exc: BaseException) -> str:
