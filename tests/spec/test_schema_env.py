@@ -193,6 +193,20 @@ def test_leanloop_gives_a_reference_its_type() -> None:
     assert agent.mcp_servers["s"].timeout == 4.0
 
 
+def test_a_tool_entry_in_the_tools_list_gets_its_type() -> None:
+    # The tool entries sit in a list: agents.a.tools[0].timeout is reached through an index.
+    text = (
+        "version: 1\n"
+        "agents:\n"
+        "  a:\n"
+        "    model: {provider: ollama, model: x}\n"
+        "    workspace: .\n"
+        "    tools: [{name: read_file, timeout: '${T:-3}', retries: '${R:-2}'}]\n"
+    )
+    (options,) = load_specs_from_text(text, environ={"R": "4"})["a"].tool_options
+    assert (options.timeout, options.retries) == (3.0, 4)
+
+
 def test_an_escaped_reference_stays_a_string_and_is_refused() -> None:
     # `$${ROUNDS}` is the literal text `${ROUNDS}`: the editor's schema cannot tell it
     # from a reference, but leanloop, validating after interpolation, must refuse it.

@@ -485,6 +485,10 @@ def _type_references(data: Any, paths: set[KeyPath]) -> None:
 
 def _parent(data: Any, path: KeyPath) -> Any:
     for key in path[:-1]:
+        # A list index (a tool entry: agents.a.tools[0].timeout) steps into the list.
+        if isinstance(data, list) and isinstance(key, int) and 0 <= key < len(data):
+            data = data[key]
+            continue
         if not isinstance(data, dict) or key not in data:
             return None
         data = data[key]
