@@ -5,7 +5,10 @@ Documentation       The run report's HTML page in a real browser: Debian's Chrom
 ...                 4,096-token window, whose calls end kept, failed, pruned, trimmed, cut and
 ...                 as a repeat. The page must render (title, plot, table, conversation) with
 ...                 no console error, no page error, no dialog (a tool argument holds a
-...                 ``<script>``) and no request outside ``file://``. Chromium comes from
+...                 ``<script>``) and no request outside ``file://``. A report made by hand
+...                 with every field the page shows (names, times, result previews, a prefetch,
+...                 a sub-run's answer) checks that a folded result unfolds on a click.
+...                 Chromium comes from
 ...                 ``.ci/install-services`` (``./dev test --full`` runs it); without it the
 ...                 suite fails and says what to run, never skips.
 Library             OperatingSystem
@@ -71,6 +74,26 @@ A Failed Run's Partial Report Shows The Error In Chromium
     Element Count Should Be    svg#tokens-plot circle.point    ${requests}
     Element Count Should Be    table.requests tbody tr.request    ${requests}
     Take Report Screenshot    html-report-failed.png
+    Browser Should Have Reported No Problems
+
+A Report With Names, Times And Results Folds Each Result Until Clicked
+    ${report}=    Named Report
+    ${page}=    Write Report Page    ${report}    ${FOLDER}${/}named.html
+    Open Report Page    ${page}
+    Element Should Show Text    \#run-by    agent reader · model qwen2.5-coder:1.5b
+    Element Should Show Text    div.step.prefetch h3    PREFETCH · STEP 0
+    Element Should Show Text    div.step.prefetch    12,240 → 73 chars (pruned) · 1.1 s
+    Element Should Show Text    div.step[data-step="1"] .step-time    3.9 s (model 2.1 s, tools 1.8 s)
+    Element Should Show Text    div.step[data-step="2"]    repeat of the call at step 0
+    Element Count Should Be    li.call details.result    5
+    Element Should Be Hidden    div.step.prefetch details.result pre
+    Click Element    div.step.prefetch details.result summary
+    Element Should Show Text    div.step.prefetch details.result pre    ERROR deadlock #1
+    Element Should Show Text    details.sub-run .sub-answer    In app.log, beside <db.log>.
+    Element Should Show Text    details.sub-run summary    sub-run of agent:searcher on qwen2.5-coder:0.5b
+    Click Element    div.step[data-step="1"] li.call >> nth=0 >> details.result summary
+    Element Should Show Text    div.step[data-step="1"] li.call pre    <script>alert('x')</script>: 42 units
+    Take Report Screenshot    html-report-named.png
     Browser Should Have Reported No Problems
 
 An Empty Report Renders In Chromium

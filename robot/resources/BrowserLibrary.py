@@ -11,6 +11,9 @@ The report comes from a real run: :func:`sample_run_report` runs an ``LLMAgent``
 a scripted chat model with a small window, so that its tool calls meet every fate
 (kept, failed, pruned, trimmed, cut, repeat) and a pruning pass falls back.
 ``tools/screenshot_report.py`` uses the same run and the same browser.
+:func:`named_report` is made by hand instead: a report with every field the page can
+show (the agent's and the model's names, the times, the result previews, the prefetch
+step, a sub-run with its answer), whether or not the loop fills them yet.
 """
 
 from __future__ import annotations
@@ -50,6 +53,7 @@ __all__ = [
     "BrowserLibrary",
     "ensure_chromium_installed",
     "failed_run_report",
+    "named_report",
     "sample_run_report",
 ]
 
@@ -235,6 +239,94 @@ def failed_run_report(folder: str | Path, window: int = 4096) -> dict[str, Any]:
     raise AssertionError(msg)
 
 
+def named_report() -> dict[str, Any]:
+    """A report made by hand with every field the page shows (see the module docstring)."""
+    app_log = "12:00:20 ERROR deadlock #1 in the batch writer\n12:00:45 ERROR deadlock #2"
+    reminder = "You already called read_file with these arguments at step 0."
+    sub = {
+        "agent": "searcher",
+        "model": "qwen2.5-coder:0.5b",
+        "stop_reason": "answer",
+        "steps": 2,
+        "question": "Where are the nightly job's logs?",
+        "answer": "In app.log, beside <db.log>.",
+        "elapsed_s": 1.8,
+        "requests": [{"step": 1, "reported_input_tokens": 700, "seconds": 0.9}],
+        "tool_calls": [
+            {
+                "step": 1,
+                "name": "list_files",
+                "args": {},
+                "chars_raw": 23,
+                "chars_out": 23,
+                "fate": "kept",
+                "seconds": 0.01,
+                "result_preview": "app.log\ndb.log\nnotes.md",
+            }
+        ],
+    }
+    return {
+        "agent": "reader",
+        "model": "qwen2.5-coder:1.5b",
+        "stop_reason": "answer",
+        "steps": 2,
+        "window": 4096,
+        "question": SAMPLE_QUESTION,
+        "answer": SAMPLE_ANSWER,
+        "elapsed_s": 6.4,
+        "prefetched": ["app.log"],
+        "requests": [
+            {"step": 1, "reported_input_tokens": 1900, "estimated_tokens": 2000, "seconds": 2.1},
+            {"step": 2, "reported_input_tokens": 2600, "estimated_tokens": 2500, "seconds": 1.4},
+        ],
+        "tool_calls": [
+            {
+                "step": 0,
+                "name": "read_file",
+                "args": {"path": "app.log"},
+                "chars_raw": 12240,
+                "chars_out": len(app_log),
+                "pruned": True,
+                "fate": "pruned",
+                "seconds": 1.1,
+                "result_preview": app_log,
+            },
+            {
+                "step": 1,
+                "name": "lookup",
+                "args": {"key": SCRIPT_KEY},
+                "chars_raw": 46,
+                "chars_out": 46,
+                "fate": "kept",
+                "seconds": 0.02,
+                "result_preview": f"{SCRIPT_KEY}: 42 units in stock",
+            },
+            {
+                "step": 1,
+                "name": "agent:searcher",
+                "args": {"task": "find the logs"},
+                "chars_raw": 28,
+                "chars_out": 28,
+                "fate": "kept",
+                "seconds": 1.8,
+                "result_preview": "In app.log, beside <db.log>.",
+                "sub_report": sub,
+            },
+            {
+                "step": 2,
+                "name": "read_file",
+                "args": {"path": "app.log"},
+                "chars_raw": 0,
+                "chars_out": len(reminder),
+                "repeated": True,
+                "fate": "repeat",
+                "notes": ["repeat of the call at step 0; not run"],
+                "result_preview": reminder,
+            },
+        ],
+    }
+
+
 # --- the keywords -------------------------------------------------------------------------
 
 
@@ -289,6 +381,10 @@ class BrowserLibrary:
     def run_failing_scripted_agent_for_report(self, folder: str) -> dict[str, Any]:
         """The partial report of a scripted run whose model fails at step 3."""
         return failed_run_report(folder)
+
+    def named_report(self) -> dict[str, Any]:
+        """The hand-made report with names, times, previews, a prefetch and a sub-run."""
+        return named_report()
 
     def write_report_page(self, report: dict[str, Any], path: str) -> str:
         """Render ``report`` to the HTML page ``path``; return the path."""
@@ -374,6 +470,20 @@ class BrowserLibrary:
         if text not in shown:
             msg = f"{selector!r} shows {shown[:500]!r}, which lacks {text!r}"
             raise AssertionError(msg)
+
+    def element_should_be_hidden(self, selector: str) -> None:
+        """Fail unless an element matches ``selector`` and the first one is not shown."""
+        locator = self._current().locator(selector).first
+        if locator.count() == 0:
+            msg = f"no element matches {selector!r}"
+            raise AssertionError(msg)
+        if locator.is_visible():
+            msg = f"{selector!r} is shown"
+            raise AssertionError(msg)
+
+    def click_element(self, selector: str) -> None:
+        """Click the first element matching ``selector`` (a ``<summary>`` unfolds its details)."""
+        self._current().locator(selector).first.click()
 
     def element_text(self, selector: str) -> str:
         """The rendered text of the first element matching ``selector``."""

@@ -14,6 +14,7 @@ from leanloop.cache_usage import RequestTally
 
 __all__ = [
     "ENDED_OTHERWISE",
+    "RESULT_PREVIEW_CHARS",
     "RequestRecord",
     "RunReport",
     "StopReason",
@@ -21,6 +22,7 @@ __all__ = [
     "cached_share",
     "format_report",
     "prompt_totals",
+    "result_preview",
     "summary_line",
 ]
 
@@ -28,6 +30,24 @@ StopReason = Literal["answer", "max_rounds", "budget_exhausted", "repeated_calls
 
 ENDED_OTHERWISE: frozenset[str] = frozenset({"max_rounds", "budget_exhausted", "repeated_calls"})
 """Stop reasons of a run that ended with a composed answer instead of the model's own."""
+
+RESULT_PREVIEW_CHARS = 4_000
+"""Characters of a tool result the report keeps (``ToolCallRecord.result_preview``): enough
+to see what the model was given, while a run of many large results keeps a report (and
+``leanloop run --json``) of a readable size."""
+
+
+def result_preview(text: str) -> str:
+    """The start of a tool result as the report keeps it (:data:`RESULT_PREVIEW_CHARS`).
+
+    Args:
+        text: The result as the model received it (pruned, escaped and capped).
+
+    Returns:
+        ``text`` itself when it is short enough, else its first characters; the record's
+        ``chars_out`` says how long the whole result was.
+    """
+    return text[:RESULT_PREVIEW_CHARS]
 
 
 @dataclass(kw_only=True)
@@ -63,6 +83,13 @@ class ToolCallRecord:
     sub_report: dict[str, Any] | None = None
     """The whole report of the run an ``agent:NAME`` call made (the sub-agent's
     ``RunReport.to_dict()``; a failed sub-run's partial report); ``None`` for other tools."""
+    seconds: float | None = None
+    """Wall time of the call, from the start of the tool to its result as the model got it
+    (pruning included); ``None`` for a repeat (not run) or when not measured."""
+    result_preview: str | None = None
+    """The start of the result as the model received it, after pruning, escaping and the
+    cap (at most :data:`RESULT_PREVIEW_CHARS`; a repeat's reminder, a failure's error
+    text); ``None`` when not recorded."""
 
     @property
     def fate(self) -> str:
@@ -108,6 +135,8 @@ class RequestRecord:
     prompt_cached: int | None = None
     """Prompt tokens the server's prompt cache served (llama.cpp reuses the common prefix
     with the slot's previous prompt; ``cached_tokens``); ``None`` when unknown."""
+    seconds: float | None = None
+    """Wall time from sending the request to its whole reply; ``None`` when not measured."""
 
 
 @dataclass(kw_only=True)
@@ -115,6 +144,10 @@ class RunReport:
     """Everything one run did, as plain values."""
 
     stop_reason: StopReason = "answer"
+    agent: str | None = None
+    """The name of the agent that ran (``AgentSpec.name``); ``None`` when it has none."""
+    model: str | None = None
+    """The model name the agent's server was asked for (``ModelSpec.model``)."""
     steps: int = 0
     tool_mode: str = "native"
     window: int | None = None

@@ -2,11 +2,13 @@
 
 :func:`render_html` turns the JSON-ready run report (``AIMessage.response_metadata
 ["leanloop"]``, or what ``leanloop run --json`` prints) into one page: a summary of how
-the run ended, the conversation (the question, each step's tool calls with what became
-of their results, the answer), what the loop did to the context, every request in a
-table, and an SVG plot of the prompt tokens per request against the context window. An
-``agent:NAME`` call shows the run it made nested under it (its ``sub_report``): how it
-ended, its question, its events and its own tool calls.
+the run ended (with the agent's and the model's names), the conversation (the question;
+each step with its time and its tool calls, what became of their results and, folded in a
+``<details>``, the result as the model saw it; the answer), what the loop did to the
+context, every request in a table, and an SVG plot of the prompt tokens per request
+against the context window. The files read before the first request are step 0, headed as
+the prefetch. An ``agent:NAME`` call shows the run it made nested under it (its
+``sub_report``): how it ended, its question, its events, its own tool calls and its answer.
 
 The page needs nothing else: the CSS is in a ``<style>`` element, the plot is inline
 SVG, there are no scripts and no external addresses, and every piece of text from the
@@ -60,6 +62,9 @@ _EMPTY_TOP = 1_000
 
 _ARGS_MAX = 2_000
 """Characters of one call's arguments shown before they are cut (with a marker)."""
+
+_PREFETCH_STEP = 0
+"""The step of the reads made before the first request (the loop's prefetch)."""
 
 _SUB_RUN_DEPTH = 8
 """Sub-runs nested deeper than this show their summary only: files refuse cycles of
@@ -260,6 +265,20 @@ pre { margin: 0; white-space: pre-wrap; overflow-wrap: anywhere; }
 .sub-run > summary .stop { margin: 0 6px 0 0; padding: 0 8px; font-size: 12px; }
 .sub-run .sub-question { margin: 4px 0 6px; white-space: pre-wrap; overflow-wrap: anywhere; }
 .sub-run .calls { margin-top: 4px; }
+.sub-run .sub-answer { margin: 6px 0 2px; padding: 4px 8px; border-radius: 6px;
+  background: var(--ok-bg); white-space: pre-wrap; overflow-wrap: anywhere; }
+.sub-run .sub-answer.muted { background: var(--rep-bg); }
+.sub-answer .who { font-size: 12px; font-weight: 700; text-transform: uppercase;
+  letter-spacing: .04em; color: var(--muted); }
+.run-by { margin: 0 0 8px; color: var(--muted); }
+.run-by code { color: var(--ink); font-weight: 600; }
+.step-time { font-size: 13px; font-weight: 600; font-variant-numeric: tabular-nums; }
+.step.prefetch { border-left-color: var(--trim); }
+.call .result { grid-column: 1 / -1; margin: 2px 0 0; }
+.result > summary { cursor: pointer; font-size: 13px; color: var(--accent); }
+.result .result-text { max-height: 320px; overflow: auto; margin: 4px 0 0;
+  padding: 6px 8px; background: var(--wash); border: 1px solid var(--line);
+  border-radius: 4px; }
 ul.events { margin: 0 0 12px; padding-left: 20px; }
 table { border-collapse: collapse; width: 100%; font-variant-numeric: tabular-nums; }
 th, td { padding: 5px 8px; border-bottom: 1px solid var(--line); text-align: right; }
@@ -304,6 +323,9 @@ def _summary(
     calls: list[Mapping[str, Any]],
 ) -> str:
     out = [f'<header class="summary" id="summary">\n<h1>{_esc(title)}</h1>']
+    run_by = _run_by(report)
+    if run_by:
+        out.append(f'<p class="run-by" id="run-by">{run_by}</p>')
     question = _text(report.get("question"))
     if question is not None:
         out.append(f'<p class="question-text">{_esc(question)}</p>')
@@ -341,6 +363,19 @@ def _summary(
     return "\n".join(out)
 
 
+def _run_by(report: Mapping[str, Any]) -> str:
+    """``agent reader · model qwen2.5-coder`` (HTML), or ``""`` when the report names neither."""
+    parts = [
+        f'{label} <code class="{label}-name">{_esc(value)}</code>'
+        for label, value in (
+            ("agent", _text(report.get("agent"))),
+            ("model", _text(report.get("model"))),
+        )
+        if value is not None
+    ]
+    return " · ".join(parts)
+
+
 def _prompt_total(requests: list[Mapping[str, Any]]) -> str:
     reported = [r for r, _ in map(_prompt_tokens, requests) if r is not None]
     if reported:
@@ -349,8 +384,17 @@ def _prompt_total(requests: list[Mapping[str, Any]]) -> str:
     return f"~{sum(estimated):,} (estimated)" if estimated else "-"
 
 
-def _elapsed(value: object) -> str:
+def _seconds(value: object) -> float | None:
+    """A duration in seconds, or ``None`` for anything that is not a finite, non-negative
+    number."""
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return None
+    return float(value) if value >= 0 else None
+
+
+def _elapsed(given: object) -> str:
+    value = _seconds(given)
+    if value is None:
         return "-"
     if value < 1:
         return f"{value:.2f} s"
@@ -380,17 +424,19 @@ def _conversation(
         '<div class="turn user" id="question"><div class="who">question</div>'
         f'<div class="body">{_esc(question) if question else _DASH}</div></div>'
     )
+    # A call or request without a step is kept apart (``None``) from the prefetch's step 0.
+    by_step: dict[int | None, list[Mapping[str, Any]]] = {}
+    for call in calls:
+        by_step.setdefault(_int(call.get("step")), []).append(call)
+    asked: dict[int | None, list[tuple[int, Mapping[str, Any]]]] = {}
+    for number, request in enumerate(requests, start=1):
+        asked.setdefault(_int(request.get("step")), []).append((number, request))
     prefetched = _strings(report.get("prefetched"))
-    if prefetched:
+    if prefetched and _PREFETCH_STEP not in by_step:  # the files, when their calls are not
         files = ", ".join(f"<code>{_esc(name)}</code>" for name in prefetched)
         out.append(f'<p class="prefetched muted">read before the first step: {files}</p>')
-    by_step: dict[int, list[Mapping[str, Any]]] = {}
-    for call in calls:
-        by_step.setdefault(_int(call.get("step")) or 0, []).append(call)
-    asked: dict[int, list[tuple[int, Mapping[str, Any]]]] = {}
-    for number, request in enumerate(requests, start=1):
-        asked.setdefault(_int(request.get("step")) or 0, []).append((number, request))
-    for step in sorted(set(by_step) | set(asked)):
+    steps = sorted(set(by_step) | set(asked), key=lambda s: (s is None, s or 0))
+    for step in steps:
         out.append(_step(step, by_step.get(step, []), asked.get(step, [])))
     stop = report.get("stop_reason")
     if answer is not None:
@@ -409,9 +455,13 @@ def _conversation(
 
 
 def _step(
-    step: int, calls: list[Mapping[str, Any]], requests: list[tuple[int, Mapping[str, Any]]]
+    step: int | None,
+    calls: list[Mapping[str, Any]],
+    requests: list[tuple[int, Mapping[str, Any]]],
 ) -> str:
-    label = f"Step {step}" if step else "Step ?"
+    prefetch = step == _PREFETCH_STEP
+    # The prefetch keeps its number: a repeat's note names the step of the call it repeats.
+    label = "Prefetch · step 0" if prefetch else "Step ?" if step is None else f"Step {step}"
     figures = []
     for number, request in requests:
         reported, estimated = _prompt_tokens(request)
@@ -423,6 +473,14 @@ def _step(
             figure += f" · ~{estimated:,} prompt tokens (estimated)"
         figures.append(figure)
     head = f'<div class="step-head"><h3>{_esc(label)}</h3>'
+    took = _step_time(calls, [request for _, request in requests])
+    if took:
+        head += f'<span class="step-time">{_esc(took)}</span>'
+    if prefetch:
+        head += (
+            '<span class="muted step-requests">'
+            "files the question names, read before the first request</span>"
+        )
     if figures:
         head += f'<span class="muted step-requests">{_esc("; ".join(figures))}</span>'
     head += "</div>"
@@ -430,7 +488,28 @@ def _step(
         body = '<p class="muted no-calls">no tool calls</p>' if requests else ""
     else:
         body = '<ul class="calls">\n' + "\n".join(_call(call) for call in calls) + "\n</ul>"
-    return f'<div class="step" data-step="{step}">\n{head}\n{body}\n</div>'
+    step_attr = "" if step is None else str(step)
+    css = "step prefetch" if prefetch else "step"
+    return f'<div class="{css}" data-step="{step_attr}">\n{head}\n{body}\n</div>'
+
+
+def _step_time(calls: list[Mapping[str, Any]], requests: list[Mapping[str, Any]]) -> str:
+    """How long a step took: its requests' time plus its tool round's, when measured.
+
+    The calls of one round run together, so the round took as long as its longest call
+    (a sum would count the same seconds more than once).
+    """
+    model = [t for t in (_seconds(r.get("seconds")) for r in requests) if t is not None]
+    tools = [t for t in (_seconds(c.get("seconds")) for c in calls) if t is not None]
+    if not model and not tools:
+        return ""
+    total = sum(model) + max(tools, default=0.0)
+    parts = []
+    if model:
+        parts.append(f"model {_elapsed(sum(model))}")
+    if tools:
+        parts.append(f"tools {_elapsed(max(tools))}")
+    return f"{_elapsed(total)} ({', '.join(parts)})" if len(parts) > 1 else _elapsed(total)
 
 
 def _call(call: Mapping[str, Any], depth: int = 0) -> str:
@@ -460,13 +539,32 @@ def _call(call: Mapping[str, Any], depth: int = 0) -> str:
         f'<div class="sig mono"><span class="name">{_esc(name)}</span>'
         f'<span class="args">({_esc(shown)})</span>'
         f'<span class="badge">{_esc(badge)}</span></div>'
-        f'<div class="sizes">{_esc(sizes)}</div>{notes_html}{sub_html}</li>'
+        f'<div class="sizes">{_esc(sizes)}</div>{notes_html}{_result(call, fate)}{sub_html}</li>'
+    )
+
+
+def _result(call: Mapping[str, Any], fate: str) -> str:
+    """The result as the model received it, folded (``<details>``); ``""`` when the
+    report did not keep it."""
+    preview = call.get("result_preview")
+    if not isinstance(preview, str):
+        return ""
+    what = {"repeat": "the reminder the model got", "failed": "the error the model saw"}
+    label = what.get(fate, "the result as the model saw it")
+    whole = _int(call.get("chars_out"))
+    if whole is not None and whole > len(preview):
+        label += f" (its first {len(preview):,} of {whole:,} chars)"
+    body = _esc(preview) if preview else '<span class="muted">(empty)</span>'
+    return (
+        f'<details class="result"><summary>{_esc(label)}</summary>'
+        f'<pre class="result-text">{body}</pre></details>'
     )
 
 
 def _sub_run(agent: str, report: Mapping[str, Any], depth: int) -> str:
     """The run an ``agent:NAME`` call made: a summary line, then its question, error,
-    events and tool calls (each call as in the main run, its own sub-runs nested again).
+    events, tool calls (each call as in the main run, its own sub-runs nested again) and
+    answer (the ``answer`` key the agent tool adds; ``None`` for a sub-run that failed).
     """
     requests = _rows(report.get("requests"))
     calls = _rows(report.get("tool_calls"))
@@ -474,8 +572,9 @@ def _sub_run(agent: str, report: Mapping[str, Any], depth: int) -> str:
     kind = "ok" if stop == "answer" else "failed" if stop == "failed" else "flag"
     failed = sum(1 for call in calls if _fate(call) == "failed")
     steps = _int(report.get("steps"))
+    model = _text(report.get("model"))
     figures = [
-        f"sub-run of {agent}",
+        f"sub-run of {agent}" + (f" on {model}" if model is not None else ""),
         _plural(steps, "step") if steps is not None else "- steps",
         _plural(len(calls), "tool call") + (f" ({failed:,} failed)" if failed else ""),
         _plural(len(requests), "request"),
@@ -507,6 +606,14 @@ def _sub_run(agent: str, report: Mapping[str, Any], depth: int) -> str:
         out.append('<ul class="calls">' + "".join(_call(c, depth) for c in calls) + "</ul>")
     elif calls:
         out.append('<p class="muted">nested too deeply to show its calls</p>')
+    answer = _text(report.get("answer"))
+    if answer is not None:
+        out.append(
+            '<div class="sub-answer"><span class="who">answer</span> '
+            f'<span class="body">{_esc(answer)}</span></div>'
+        )
+    elif "answer" in report:  # the agent tool says there was none: the sub-run failed
+        out.append('<div class="sub-answer muted">no answer: the sub-run failed</div>')
     out.append("</details>")
     return "".join(out)
 
@@ -519,15 +626,23 @@ def _args(args: Mapping[str, Any]) -> str:
 
 
 def _sizes(call: Mapping[str, Any], fate: str) -> str:
+    """``12,240 → 5,276 chars (pruned) · 1.4 s``: what the tool wrote, what the model got,
+    what was done to it (once: the cut's starting size is the tool's size), and the time."""
     raw, out, cut_from = (_int(call.get(k)) for k in ("chars_raw", "chars_out", "cut_from"))
+    took = _seconds(call.get("seconds"))
+    time = f" · {_elapsed(took)}" if took is not None else ""
     if fate == "repeat":
         return "not run" + (f" · {out:,} chars reminder" if out is not None else "")
     if raw is None and out is None:
-        return ""
-    text = f"{_num(raw)} → {_num(out)} chars"
-    if cut_from is not None:
-        text += f" (cut from {cut_from:,})"
-    return text
+        return time.removeprefix(" · ")
+    text = f"{raw:,} chars" if raw == out else f"{_num(raw)} → {_num(out)} chars"
+    if call.get("pruned"):
+        text += " (pruned)"
+    elif cut_from is not None:
+        # The cap cuts the tool's own output, so its size is said once; a report whose
+        # figures differ says both.
+        text += " (cut)" if cut_from == raw else f" (cut from {cut_from:,})"
+    return text + time
 
 
 # --- what the loop did to the context -----------------------------------------------------
@@ -565,11 +680,14 @@ def _requests_table(requests: list[Mapping[str, Any]]) -> str:
     if not requests:
         out.append('<p class="muted">no requests recorded</p>\n</section>')
         return "\n".join(out)
+    # The time column only for reports that measured it: older reports keep their table.
+    timed = any(_seconds(request.get("seconds")) is not None for request in requests)
+    time_head = "<th>time</th>" if timed else ""
     out.append(
         '<table class="requests">\n<thead><tr><th>#</th><th>step</th><th class="left">kind'
         "</th><th>messages</th><th>estimated</th><th>reported</th><th>output</th>"
-        '<th>ceiling</th><th>window</th><th>of window</th><th class="left">tools</th>'
-        "</tr></thead>\n<tbody>"
+        f"{time_head}<th>ceiling</th><th>window</th><th>of window</th>"
+        '<th class="left">tools</th></tr></thead>\n<tbody>'
     )
     for number, request in enumerate(requests, start=1):
         reported, estimated = _prompt_tokens(request)
@@ -580,6 +698,9 @@ def _requests_table(requests: list[Mapping[str, Any]]) -> str:
             ratio = tokens / window
             share = f"{ratio:.0%}"
             level = " over" if ratio > 1 else " near" if ratio >= 0.75 else ""
+        time_cell = (
+            f'<td class="time">{_esc(_elapsed(request.get("seconds")))}</td>' if timed else ""
+        )
         offered = request.get("tools")
         tools = "yes" if offered is True else "no" if offered is False else "-"
         out.append(
@@ -588,6 +709,7 @@ def _requests_table(requests: list[Mapping[str, Any]]) -> str:
             f'<td class="left">{_esc(_text(request.get("kind")) or "-")}</td>'
             f"<td>{_num(request.get('messages'))}</td><td>{_num(estimated)}</td>"
             f"<td>{_num(reported)}</td><td>{_num(request.get('output_tokens'))}</td>"
+            f"{time_cell}"
             f"<td>{_num(request.get('ceiling'))}</td><td>{_num(window)}</td>"
             f'<td class="share">{_esc(share)}</td><td class="left">{tools}</td></tr>'
         )
