@@ -8,8 +8,9 @@ Feature: Sub-agents inside a session, and the session's ID and resume command
   An empty or blank session ID is refused with one line, never taken as "no session";
   the resume command the CLI prints names the agent.
 
-  Both agents talk to the Robot suites' scripted OpenAI-compatible server over HTTP; the
-  lead's tool_timeout is 3 s, so a sub-run that waits for the turn's lock fails fast.
+  Both agents talk to the fake model server over HTTP; the lead's tool_timeout is 3 s, so a
+  sub-run that waits for the turn's lock fails fast. What a session adds to a sub-agent's
+  time is measured by benchmarks/session_subagent_overhead.py, not here.
 
   Background:
     Given a sub-agent workspace file "notes.txt" holding "port=8931"
@@ -33,9 +34,8 @@ Feature: Sub-agents inside a session, and the session's ID and resume command
           workspace: ./ws
       """
 
-  Scenario: A sub-agent inside a --session run answers in the time it takes without a session
-    Given the scripted server waits 0.5 s before each answer
-    And each run's script is:
+  Scenario: A sub-agent inside a --session run answers as it does without a session
+    Given each run's script is:
       | reply                                     |
       | call researcher {"task": "find the port"} |
       | call read_file {"path": "notes.txt"}      |
@@ -46,7 +46,6 @@ Feature: Sub-agents inside a session, and the session's ID and resume command
     Then in both runs the lead answered "Port 8931." after a researcher call that nested a sub-run stopped with "answer"
     And in both runs the lead's last request holds the researcher's answer "The port is 8931."
     And the sub-run of "with --session t1" reports no session
-    And the sub-agent's time "with --session t1" is within 10% of its time "without a session"
 
   Scenario: In leanloop chat, sub-runs work on every turn and their messages stay out of the conversation
     Given the scripted server's script:

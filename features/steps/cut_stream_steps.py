@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import signal
 import threading
 import time
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -22,75 +19,16 @@ from langchain_core.outputs import ChatResult
 
 from leanloop import LLMAgent
 from leanloop.exceptions import RunFailed
+from leanloop.testing.server import FakeModelServer, Reply
 
 
-class _CutServer:
-    """Streams each planned reply; a ``cut`` reply closes before its finish and ``[DONE]``."""
-
-    def __init__(self, plan: list[tuple[str, str]]) -> None:
-        self.plan = plan
-        self.requests = 0
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
-        self._httpd.daemon_threads = True
-        threading.Thread(
-            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
-        ).start()
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
-
-    def stop(self) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
-
-    def events(self) -> Iterator[tuple[bytes, bool]]:
-        """The SSE lines of the next reply, and whether to stop before the finish."""
-        index = self.requests
-        self.requests += 1
-        fault, text = self.plan[min(index, len(self.plan) - 1)]
-        base = {"id": f"c{index}", "object": "chat.completion.chunk", "created": 0, "model": "m"}
-
-        def line(delta: dict[str, Any], finish: str | None = None) -> tuple[bytes, bool]:
-            body = {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
-            return f"data: {json.dumps(body)}\n\n".encode(), False
-
-        yield line({"role": "assistant", "content": ""})
-        if fault == "cut-call":
-            call = {"index": 0, "id": "call_1", "type": "function",
-                    "function": {"name": "read_file", "arguments": '{"pa'}}  # fmt: skip
-            yield line({"tool_calls": [call]})
-            return
-        for start in range(0, len(text), 5):
-            yield line({"content": text[start : start + 5]})
-        if fault == "cut":
-            return
-        yield line({}, "stop")
-        yield b"data: [DONE]\n\n", False
-
-
-def _handler(server: _CutServer) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, format: str, *args: Any) -> None:
-            """Quiet."""
-
-        def do_POST(self) -> None:
-            self.rfile.read(int(self.headers.get("Content-Length") or 0))
-            if not self.path.endswith("/chat/completions"):  # /apply-template, /tokenize
-                self.send_error(404)
-                return
-            self.send_response(200)
-            self.send_header("Content-Type", "text/event-stream")
-            self.send_header("Connection", "close")
-            self.end_headers()
-            self.close_connection = True
-            for data, _ in server.events():
-                self.wfile.write(data)
-                self.wfile.flush()
-
-    return Handler
+def _reply(fault: str, text: str) -> Reply:
+    """One planned streamed reply: ``cut`` stops before its finish and ``[DONE]``,
+    ``cut-call`` halfway through a tool call's arguments, ``-`` is whole."""
+    if fault == "cut-call":
+        call = {"name": "read_file", "arguments": {"path": "notes.txt"}}
+        return Reply(tool_calls=[call], fault="cut_call")
+    return Reply(content=text, chunk_size=5, fault="cut" if fault == "cut" else "")
 
 
 def _agents_file(context: Context, base_url: str) -> Path:
@@ -122,9 +60,11 @@ def _agents_file(context: Context, base_url: str) -> Path:
 @given("a cut-stream server that replies:")
 def given_server(context: Context) -> None:
     assert context.table is not None
-    plan = [(row["fault"], row["text"]) for row in context.table]
-    server = _CutServer(plan)
-    context.cleanups.append(server.stop)
+    plan = [_reply(row["fault"], row["text"]) for row in context.table]
+    # No /tokenize or /apply-template (404): the run counts its prompts itself. After the
+    # plan, its last reply again.
+    server = FakeModelServer(replies=plan, when_empty="repeat", tokenizer=None, template=None)
+    context.cleanups.append(server.start().stop)
     context.cut_server = server
     context.cut_agent = LLMAgent.from_file(_agents_file(context, server.base_url))
 
@@ -234,7 +174,8 @@ def then_shown(context: Context, text: str) -> None:
 
 @then("the cut-stream server saw {count:d} requests")
 def then_requests(context: Context, count: int) -> None:
-    assert context.cut_server.requests == count, context.cut_server.requests
+    requests = len(context.cut_server.exchanges)
+    assert requests == count, requests
 
 
 @then('the cut-stream report has an event mentioning "{text}"')

@@ -1,4 +1,5 @@
-"""Steps for features/pruning/pruning_fits.feature: chunks sized from real counts, split, partly read."""
+"""Steps for features/pruning/pruning_fits.feature: chunks sized from real counts, split,
+partly read."""
 
 # No ``from __future__ import annotations`` here: pydantic must resolve the fake model's
 # field annotations at class creation, and Behave runs step files outside sys.modules.
@@ -6,9 +7,7 @@
 import asyncio
 import json
 import re
-import threading
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import httpx
@@ -28,6 +27,7 @@ from leanloop.pruning import PruneOutcome, Pruner, PruneRequest, PruneSettings
 from leanloop.pruning.prompt import estimate_chars_per_token, sample_text, split_raw_lines
 from leanloop.spec.types import AgentSpec, ModelSpec
 from leanloop.testing import ScriptError
+from leanloop.testing.server import FakeModelServer, chars_per_token
 
 _SHOWN = re.compile(r"^\s*(\d+)\| (.*)$")
 _PART = re.compile(r"part (\d+) of (\d+)")
@@ -224,58 +224,18 @@ def step_concurrency(context: Context, count: int) -> None:
 # --- a tokenize server -------------------------------------------------------------------
 
 
-class TokenizeServer:
-    """A stdlib HTTP server with llama.cpp's ``POST /tokenize`` (or without it: 404)."""
-
-    def __init__(self, ratio: float | None) -> None:
-        self.ratio = ratio
-        self.seen: list[dict[str, Any]] = []
-        self.lock = threading.Lock()
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, format: str, *args: Any) -> None:
-                return None
-
-            def do_POST(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                body = json.loads(self.rfile.read(length) or b"{}")
-                with server.lock:
-                    server.seen.append({"path": self.path, "body": body})
-                if self.path != "/tokenize" or server.ratio is None:
-                    self._send(404, {"error": {"code": 404, "message": "File Not Found"}})
-                    return
-                count = max(1, round(len(body.get("content", "")) / server.ratio))
-                self._send(200, {"tokens": list(range(count))})
-
-            def _send(self, status: int, payload: Any) -> None:
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        threading.Thread(
-            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
-        ).start()
-
-    @property
-    def base_url(self) -> str:
-        host, port = self.httpd.server_address[:2]
-        return f"http://{host!s}:{port}/v1"
-
-    def stop(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-
-def _tokenize_server(context: Context, ratio: float | None) -> TokenizeServer:
-    server = TokenizeServer(ratio)
+def _tokenize_server(context: Context, ratio: float | None) -> FakeModelServer:
+    """llama.cpp's ``POST /tokenize`` at ``ratio`` characters a token (``None``: 404)."""
+    # No /apply-template either (404): the pass must size chunks from /tokenize alone.
+    tokenizer = None if ratio is None else chars_per_token(ratio)
+    server = FakeModelServer(tokenizer=tokenizer, template=None).start()
     context.cleanups.append(server.stop)
     return server
+
+
+def _seen(server: FakeModelServer) -> list[dict[str, Any]]:
+    """The POST requests the tokenize server received: their paths and JSON bodies."""
+    return [{"path": r.path, "body": r.body} for r in server.requests if r.method == "POST"]
 
 
 @given("a tokenize server that counts {ratio:g} characters a token")
@@ -574,7 +534,7 @@ def step_estimate(context: Context) -> None:
 
 @then("the tokenize server was asked to count the start of the numbered output")
 def step_asked(context: Context) -> None:
-    seen = context.sized_server.seen
+    seen = _seen(context.sized_server)
     assert [s["path"] for s in seen] == ["/tokenize"], seen
     content = seen[0]["body"]["content"]
     assert 5_000 <= len(content) <= 6_000, len(content)
@@ -584,7 +544,7 @@ def step_asked(context: Context) -> None:
 
 @then("the tokenize server was asked {count:d} time")
 def step_asked_count(context: Context, count: int) -> None:
-    seen = context.sized_server.seen
+    seen = _seen(context.sized_server)
     assert len(seen) == count, seen
 
 

@@ -1,9 +1,9 @@
 """Steps for session_subagents.feature: sub-agents inside a session turn, session IDs, resume.
 
-Both agents of the scenario's file talk to the Robot suites' scripted OpenAI-compatible
-server (``robot/resources/scripted_server.py``) over HTTP, started for the scenario and
-optionally slowed down by a fixed wait before each answer, so that the times of a run
-with and without a session compare what the session adds, not noise. The CLI runs in a
+Both agents of the scenario's file talk to the fake model server
+(:class:`leanloop.testing.server.FakeModelServer`) over HTTP, started for the scenario. How
+long a sub-agent takes with and without a session is a benchmark
+(``benchmarks/session_subagent_overhead.py``), not a check here. The CLI runs in a
 subprocess (as a user runs it); the Python scenarios build the agents with
 ``LLMAgent.from_file``. The workspace file (``ws/notes.txt``) is written by the shared
 sub-agent step (``subagents_steps.py``); ``the CLI runs``/``exits with``/``stdout is``
@@ -20,7 +20,6 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 from typing import Any
 
@@ -33,59 +32,37 @@ from support.aio import run as run_async
 from leanloop.agent import LLMAgent
 from leanloop.exceptions import RunFailed, SessionError
 from leanloop.sessions import Session, open_store, sqlite_url
-
-RESOURCES = Path(__file__).resolve().parents[2] / "robot" / "resources"
-# Appended, not inserted: a test module there must never shadow an installed package.
-if str(RESOURCES) not in sys.path:
-    sys.path.append(str(RESOURCES))
-
-from scripted_server import ScriptedOpenAIServer, ScriptedResponse  # noqa: E402
+from leanloop.testing.server import FakeModelServer, Reply
 
 _CALL = re.compile(r"^call (?P<name>[\w.\-]+) (?P<args>\{.*\})$")
 _FAIL = re.compile(r'^fail (?P<status>\d{3}) "(?P<message>.*)"$')
 _CLI_TIMEOUT_S = 120
 
 
-class _PacedServer(ScriptedOpenAIServer):
-    """The scripted server, waiting ``delay`` seconds before each chat answer.
-
-    The wait stands in for a model's work: each request of a run costs the same known
-    time with and without a session, so what differs between the two is what the session
-    adds (its store writes) and what a sub-run waits for.
-    """
-
-    def __init__(self) -> None:
-        super().__init__(n_ctx=8192)
-        self.delay = 0.0
-
-    def _next(self, body: dict[str, Any]) -> ScriptedResponse | None:
-        reply = super()._next(body)
-        if self.delay:
-            time.sleep(self.delay)
-        return reply
-
-
-def _server(context: Context) -> _PacedServer:
-    server: _PacedServer = context.http_server
+def _server(context: Context) -> FakeModelServer:
+    server: FakeModelServer = context.http_server
     return server
 
 
-def _response(cell: str) -> ScriptedResponse:
+def _bodies(context: Context) -> list[dict[str, Any]]:
+    """The body of every chat request the server received, in order."""
+    return _server(context).chat_bodies()
+
+
+def _response(cell: str) -> Reply:
     """One reply of a script table: ``call NAME {ARGS}``, ``fail STATUS "MESSAGE"``, or text."""
     call = _CALL.match(cell)
     if call:
-        return ScriptedResponse(
-            tool_calls=[{"name": call["name"], "arguments": json.loads(call["args"])}]
-        )
+        return Reply(tool_calls=[{"name": call["name"], "arguments": json.loads(call["args"])}])
     fail = _FAIL.match(cell)
     if fail:
         status = int(fail["status"])
         body = {"error": {"code": status, "message": fail["message"], "type": "server_error"}}
-        return ScriptedResponse(status=status, error=body)
-    return ScriptedResponse(content=cell)
+        return Reply(status=status, error=body)
+    return Reply(content=cell)
 
 
-def _script(context: Context) -> list[ScriptedResponse]:
+def _script(context: Context) -> list[Reply]:
     return [_response(row["reply"]) for row in context.table]
 
 
@@ -152,9 +129,10 @@ def _python_report(context: Context) -> dict[str, Any]:
 
 @given("the scripted server")
 def step_server(context: Context) -> None:
-    server = _PacedServer()
-    server.start()
-    context.cleanups.append(server.stop)
+    # No /tokenize or /apply-template (404), as a plain OpenAI-compatible server: the
+    # budget estimates its counts. An empty queue answers 500.
+    server = FakeModelServer(model="scripted-model", n_ctx=8192, tokenizer=None, template=None)
+    context.cleanups.append(server.start().stop)
     context.http_server = server
     context.mark = 0
 
@@ -165,11 +143,6 @@ def step_agents_file(context: Context, name: str) -> None:
     (context.tmp / name).write_text(text + "\n", encoding="utf-8")
 
 
-@given("the scripted server waits {seconds:g} s before each answer")
-def step_delay(context: Context, seconds: float) -> None:
-    _server(context).delay = seconds
-
-
 @given("each run's script is:")
 def step_run_script(context: Context) -> None:
     context.run_script = _script(context)
@@ -177,10 +150,8 @@ def step_run_script(context: Context) -> None:
 
 @given("the scripted server's script:")
 def step_queue(context: Context) -> None:
-    server = _server(context)
-    for response in _script(context):
-        server.queue(response)
-    context.mark = len(server.requests)
+    _server(context).queue(*_script(context))
+    context.mark = len(_bodies(context))
 
 
 @given('session "{thread}" of "{name}" has a turn "{question}" whose process died')
@@ -209,24 +180,17 @@ def step_dead_turn(context: Context, thread: str, name: str, question: str) -> N
 
 
 @when('the CLI command "{command}" runs the script as "{label}"')
-def step_timed_run(context: Context, command: str, label: str) -> None:
+def step_script_run(context: Context, command: str, label: str) -> None:
     server = _server(context)
-    for response in context.run_script:
-        server.queue(response)
-    mark = len(server.requests)
-    started = time.perf_counter()
+    server.queue(*context.run_script)
+    mark = len(_bodies(context))
     cli = _cli(context, shlex.split(command))
-    wall = time.perf_counter() - started
     assert cli.returncode == 0, f"{label}: exit {cli.returncode}\n{cli.stdout}\n{cli.stderr}"
     assert server.remaining() == 0, f"{label}: {server.remaining()} replies left unused"
-    runs = getattr(context, "timed_runs", None)
+    runs = getattr(context, "script_runs", None)
     if runs is None:
-        runs = context.timed_runs = {}
-    runs[label] = {
-        "wall": wall,
-        "report": json.loads(cli.stdout),
-        "requests": list(server.requests[mark:]),
-    }
+        runs = context.script_runs = {}
+    runs[label] = {"report": json.loads(cli.stdout), "requests": _bodies(context)[mark:]}
 
 
 @when('the CLI chat "{command}" is sent the lines "{lines}"')
@@ -309,8 +273,8 @@ def step_printed_resume(context: Context) -> None:
 # --- Then ----------------------------------------------------------------------------
 
 
-def _timed(context: Context) -> dict[str, dict[str, Any]]:
-    runs: dict[str, dict[str, Any]] = context.timed_runs
+def _runs(context: Context) -> dict[str, dict[str, Any]]:
+    runs: dict[str, dict[str, Any]] = context.script_runs
     assert len(runs) == 2, sorted(runs)
     return runs
 
@@ -330,7 +294,7 @@ def _researcher_call(label: str, report: dict[str, Any]) -> dict[str, Any]:
     ' stopped with "{reason}"'
 )
 def step_both_answered(context: Context, answer: str, reason: str) -> None:
-    for label, run in _timed(context).items():
+    for label, run in _runs(context).items():
         report = run["report"]
         assert report["answer"] == answer, f"{label}: {report['answer']!r}"
         sub = _researcher_call(label, report)
@@ -340,37 +304,17 @@ def step_both_answered(context: Context, answer: str, reason: str) -> None:
 
 @then("in both runs the lead's last request holds the researcher's answer \"{text}\"")
 def step_both_results(context: Context, text: str) -> None:
-    for label, run in _timed(context).items():
+    for label, run in _runs(context).items():
         last = _lead_requests(run["requests"])[-1]["messages"][-1]
         assert last["role"] == "tool" and last["content"] == text, f"{label}: {last}"
 
 
 @then('the sub-run of "{label}" reports no session')
 def step_sub_no_session(context: Context, label: str) -> None:
-    report = _timed(context)[label]["report"]
+    report = _runs(context)[label]["report"]
     assert report["session"] is not None, "the lead's run was no session turn"
     sub = _researcher_call(label, report)
     assert sub.get("session") is None, sub.get("session")
-
-
-@then('the sub-agent\'s time "{with_label}" is within {percent:d}% of its time "{without_label}"')
-def step_times(context: Context, with_label: str, percent: int, without_label: str) -> None:
-    runs = _timed(context)
-    figures = {}
-    for label in (without_label, with_label):
-        report = runs[label]["report"]
-        sub = _researcher_call(label, report)
-        figures[label] = (float(sub["elapsed_s"]), float(report["elapsed_s"]), runs[label]["wall"])
-    (sub_a, run_a, wall_a), (sub_b, run_b, wall_b) = figures[without_label], figures[with_label]
-    change = (sub_b - sub_a) / sub_a
-    line = (
-        f"sub-agent answered in {sub_a:.3f} s {without_label}, {sub_b:.3f} s {with_label}"
-        f" ({change:+.1%}); whole run {run_a:.3f} s / {run_b:.3f} s,"
-        f" CLI process {wall_a:.2f} s / {wall_b:.2f} s"
-    )
-    context.times_line = line
-    print(f"      {line}", file=sys.__stdout__, flush=True)
-    assert abs(change) <= percent / 100, line
 
 
 @then('the CLI stdout holds the answers "{first}" and "{second}"')
@@ -414,7 +358,7 @@ def step_stored_results(context: Context, thread: str, a: str, b: str) -> None:
 
 @then('the lead\'s first request of turn 2 holds "{text}" but no lead request holds "{raw}"')
 def step_lead_requests(context: Context, text: str, raw: str) -> None:
-    lead = _lead_requests(_server(context).requests[context.mark :])
+    lead = _lead_requests(_bodies(context)[context.mark :])
     assert len(lead) == 4, f"{len(lead)} lead requests"
     assert text in json.dumps(lead[2]["messages"]), lead[2]["messages"]
     for request in lead:
@@ -441,7 +385,7 @@ def step_python_resumed(context: Context, step: int) -> None:
 
 @then('the scripted server got {count:d} request since the resume, holding "{text}"')
 def step_since_resume(context: Context, count: int, text: str) -> None:
-    requests = _server(context).requests[context.mark :]
+    requests = _bodies(context)[context.mark :]
     assert len(requests) == count, [r["messages"] for r in requests]
     assert text in json.dumps(requests[0]["messages"]), requests[0]["messages"]
 
@@ -450,15 +394,13 @@ def step_since_resume(context: Context, count: int, text: str) -> None:
 def step_failed_at_once(context: Context, n: int, text: str) -> None:
     call = _python_report(context)["tool_calls"][n - 1]
     assert not call["ok"] and not call["timed_out"], call
-    results = [
-        m["content"] for m in _server(context).requests[-1]["messages"] if m["role"] == "tool"
-    ]
+    results = [m["content"] for m in _bodies(context)[-1]["messages"] if m["role"] == "tool"]
     assert len(results) == 1 and text in results[0], results
 
 
 @then("the scripted server got {count:d} requests in all")
 def step_requests_in_all(context: Context, count: int) -> None:
-    requests = _server(context).requests
+    requests = _bodies(context)
     assert len(requests) == count, [r["messages"] for r in requests]
 
 

@@ -8,23 +8,30 @@ from typing import Any
 
 from behave import given, then, when
 from behave.runner import Context
-from support.echo_server import EchoServer
 
 from leanloop import LLMAgent
 from leanloop.spec import load_specs_from_dict
+from leanloop.testing.server import FakeModelServer, Reply, ServerRequest, echo
 
 
 @given("an echo chat server")
 def step_echo_server(context: Context) -> None:
-    server = EchoServer()
-    server.start()
+    server = FakeModelServer(handler=echo()).start()
     context.cleanups.append(server.stop)
     context.echo_server = server
 
 
 @given("the echo chat server waits {seconds:g} seconds before each answer")
 def step_echo_delay(context: Context, seconds: float) -> None:
-    context.echo_server.delay = seconds
+    answer = echo()
+
+    def paced(request: ServerRequest) -> Reply:
+        # Each answer waits, so that concurrent calls overlap on the server.
+        reply = answer(request)
+        reply.delay = seconds
+        return reply
+
+    context.echo_server.handler = paced
 
 
 @given("an agent on the echo chat server")
@@ -107,7 +114,8 @@ def step_thread_answers(context: Context, answer: str) -> None:
 
 @then("the echo chat server answered {count:d} requests")
 def step_echo_count(context: Context, count: int) -> None:
-    assert context.echo_server.requests == count, context.echo_server.requests
+    answered = len(context.echo_server.exchanges)
+    assert answered == count, answered
 
 
 @when('{count:d} runs of the agent go at once with asyncio.gather, run N asking "{question}"')

@@ -1,34 +1,42 @@
-"""A scripted window test server and a window resolver on a fake clock, for
-tests/budget/test_window.py and tests/budget/test_ollama_window.py."""
+"""A scripted window test server (the fake model server, scripted route by route) and a
+window resolver on a fake clock, for tests/budget/test_window.py and
+tests/budget/test_ollama_window.py."""
 
 from __future__ import annotations
 
-import json
-import threading
-import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
 
 from leanloop.budget import WindowResolver
 from leanloop.budget.window import Window
+from leanloop.testing.server import FakeModelServer
+
+# Every path FakeModelServer answers on its own. The window tests script each answer, so
+# these are routed to 404 first: an unscripted probe finds nothing, as on a bare server.
+_BUILT_IN_PATHS = (
+    "/",
+    "/v1/chat/completions",
+    "/chat/completions",
+    "/v1/models",
+    "/models",
+    "/health",
+    "/props",
+    "/tokenize",
+    "/apply-template",
+    "/api/chat",
+    "/api/show",
+    "/api/ps",
+    "/api/tags",
+    "/api/version",
+)
 
 
-@dataclass
-class Route:
-    """What the scripted server answers to one method and path."""
-
-    status: int = 200
-    body: bytes = b"{}"
-    delay: float = 0.0
-
-
-@dataclass
+@dataclass(frozen=True)
 class Seen:
-    """One request the scripted server received."""
+    """One request the scripted server received (its body as the bytes sent)."""
 
     method: str
     path: str
@@ -36,83 +44,54 @@ class Seen:
     body: bytes
 
 
-@dataclass
 class WindowServer:
-    """A stdlib HTTP server on 127.0.0.1 that answers scripted routes, 404 otherwise."""
+    """The fake model server answering only the routes a test scripts, 404 otherwise.
 
-    routes: dict[tuple[str, str], Route] = field(default_factory=dict)
-    seen: list[Seen] = field(default_factory=list)
-    hang_all: float = 0.0
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    httpd: ThreadingHTTPServer | None = None
+    ``hang_all`` (truthy) makes every request hang until the server stops.
+    """
+
+    def __init__(self) -> None:
+        self.fake = FakeModelServer(tokenizer=None, template=None)
+        self.routes: dict[tuple[str, str], tuple[int, Any]] = {}
+        """What the test scripted, by method and path."""
+        for path in _BUILT_IN_PATHS:
+            for method in ("GET", "POST"):
+                self.fake.route(method, path, b"{}", status=404)
+
+    @property
+    def hang_all(self) -> bool:
+        return self.fake.hang_all
+
+    @hang_all.setter
+    def hang_all(self, value: float) -> None:
+        self.fake.hang_all = bool(value)
 
     @property
     def root(self) -> str:
-        assert self.httpd is not None
-        host, port = self.httpd.server_address[:2]
-        return f"http://{host!s}:{port}"
+        return self.fake.url
 
     def base_url(self, provider: str | None) -> str:
         """Where a provider's client finds the server (Ollama at the root, others at /v1)."""
-        return self.root if provider == "ollama" else f"{self.root}/v1"
+        return self.root if provider == "ollama" else self.fake.base_url
 
     def answer(self, method: str, path: str, body: Any, status: int = 200) -> None:
         """Answer ``method path`` with ``body`` (JSON unless it is bytes)."""
-        raw = body if isinstance(body, bytes) else json.dumps(body).encode()
-        self.routes[(method, path)] = Route(status, raw)
+        self.routes[(method, path)] = (status, body)
+        self.fake.route(method, path, body, status=status)
 
-    def start(self) -> None:
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, format: str, *args: Any) -> None:
-                return None
-
-            def _answer(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                body = self.rfile.read(length) if length else b""
-                with server.lock:
-                    server.seen.append(
-                        Seen(self.command, self.path, dict(self.headers.items()), body)
-                    )
-                route = server.routes.get((self.command, self.path), Route(404, b"{}"))
-                delay = server.hang_all or route.delay
-                if delay:
-                    time.sleep(delay)
-                try:
-                    self.send_response(route.status)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(route.body)))
-                    self.end_headers()
-                    self.wfile.write(route.body)
-                except OSError:  # the client gave up waiting, as it should
-                    return
-
-            do_GET = _answer
-            do_POST = _answer
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        threading.Thread(
-            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
-        ).start()
-
-    def stop(self) -> None:
-        if self.httpd is not None:
-            self.httpd.shutdown()
-            self.httpd.server_close()
+    @property
+    def seen(self) -> list[Seen]:
+        return [Seen(r.method, r.path, r.headers, r.raw) for r in self.fake.requests]
 
     def count(self) -> int:
-        with self.lock:
-            return len(self.seen)
+        return len(self.fake.requests)
 
 
 @pytest.fixture
 def window_server() -> Iterator[WindowServer]:
     server = WindowServer()
-    server.start()
-    yield server
-    server.stop()
+    with server.fake:
+        yield server
 
 
 class Windows:

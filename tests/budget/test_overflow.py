@@ -8,10 +8,7 @@ error alone.
 
 from __future__ import annotations
 
-import json
-import threading
 from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import httpx
@@ -23,6 +20,7 @@ from langchain_openai.chat_models.base import OpenAIContextOverflowError
 
 from leanloop.budget import parse_overflow
 from leanloop.exceptions import ContextOverflowError
+from leanloop.testing.server import FakeModelServer, Reply
 
 _REQUEST = httpx.Request("POST", "http://127.0.0.1:8080/v1/chat/completions")
 
@@ -192,22 +190,6 @@ def test_other_errors_are_not_overflows(kind: str) -> None:
     assert parse_overflow(_ERRORS[kind]()) is None
 
 
-class _RefusingHandler(BaseHTTPRequestHandler):
-    """Answers every request with the 400 the server was given."""
-
-    def log_message(self, format: str, *args: Any) -> None:
-        return None
-
-    def do_POST(self) -> None:
-        self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        body = self.server.refusal  # type: ignore[attr-defined]
-        self.send_response(400)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-
 _REFUSALS: dict[str, Any] = {
     "llama.cpp": {"error": LLAMA_BODY},
     "OpenAI": {
@@ -225,16 +207,9 @@ _REFUSALS: dict[str, Any] = {
 @pytest.fixture
 def refusing_server(request: pytest.FixtureRequest) -> Iterator[str]:
     """A server that refuses every chat request like ``request.param``; its base URL."""
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _RefusingHandler)
-    httpd.daemon_threads = True
-    httpd.refusal = json.dumps(_REFUSALS[request.param]).encode()  # type: ignore[attr-defined]
-    threading.Thread(
-        target=httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
-    ).start()
-    host, port = httpd.server_address[:2]
-    yield f"http://{host!s}:{port}/v1"
-    httpd.shutdown()
-    httpd.server_close()
+    refusal = Reply(status=400, error=_REFUSALS[request.param])
+    with FakeModelServer(replies=[refusal], when_empty="repeat") as server:
+        yield server.base_url
 
 
 @pytest.mark.parametrize(
