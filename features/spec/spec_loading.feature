@@ -49,7 +49,6 @@ Feature: Loading agents files into validated specs
       | tools: ["nowhere.at_all:thing"]    | agents.yaml:5:13: agents.reader.tools[0]: cannot import module 'nowhere.at_all' (No module named 'nowhere'); looked in {tmp} and the Python path                                              |
       | tools: ["fixtures.spec_fixtures:nothing_here"] | agents.yaml:5:13: agents.reader.tools[0]: module 'fixtures.spec_fixtures' has no attribute 'nothing_here'                                  |
       | tools: ["fixtures.spec_fixtures:word_count", "fixtures.spec_fixtures:word_count"] | agents.yaml:5:50: agents.reader.tools[1]: 'fixtures.spec_fixtures:word_count' is listed more than once |
-      | tools: [search, read_file]         | agents.yaml:5:13: agents.reader.tools[0]: the built-in tools 'search', 'read_file' need a 'workspace' folder                                            |
       | workspace: ./missing               | agents.yaml:5:16: agents.reader.workspace: './missing' ({tmp}/missing) does not exist                                                                   |
       | workspace: ""                      | agents.yaml:5:16: agents.reader.workspace: must not be empty                                                                                            |
       | pruning_model: tiny                | agents.yaml:5:20: agents.reader.pruning_model: unknown model 'tiny' (this file declares no models: add it under 'models', or write it inline)          |
@@ -527,6 +526,23 @@ Feature: Loading agents files into validated specs
     When the agents file "project/conf/agents.yaml" is loaded
     Then the spec of agent "reader" has its workspace at "project/data"
     And the spec of agent "reader" was read from "project/conf/agents.yaml"
+
+  Scenario: built-in tools without a workspace use the agents file's folder
+    Given an agents file "project/conf/agents.yaml" with:
+      """
+      version: 1
+      agents:
+        reader:
+          model: {provider: openai}
+          tools: [search, read_file]
+        talker:
+          model: {provider: openai}
+      """
+    When the agents file "project/conf/agents.yaml" is loaded
+    Then the spec of agent "reader" has its workspace at "project/conf"
+    And the spec of agent "talker" has:
+      | field     | value |
+      | workspace | None  |
 
   Scenario: anchors under x- keys can be merged into agents
     Given an agents file "agents.yaml" with:

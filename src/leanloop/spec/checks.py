@@ -256,7 +256,6 @@ def _check_tools(
     if not (isinstance(tools, list) and checker.judges((*path, "tools"))):
         return set(), False
     names: set[str] = set()
-    builtins: list[tuple[int, str]] = []
     resolved = True
     for index, entry in enumerate(tools):
         where = (*path, "tools", index)
@@ -277,19 +276,14 @@ def _check_tools(
             names.update([name] if name else [])
             continue
         if tool in BUILTIN_TOOLS:
-            builtins.append((index, tool))
             names.add(tool)
             continue
         name = _tool_name(checker, tool, where)
         # "": a tool whose name only importing its module would tell (see refs).
         resolved = resolved and bool(name)
         names.update([name] if name else [])
-    if builtins and "workspace" not in agent:
-        listed = ", ".join(repr(name) for _, name in builtins)
-        which = "tool" if len(builtins) == 1 else "tools"
-        verb = "needs" if len(builtins) == 1 else "need"
-        where = (*path, "tools", builtins[0][0])
-        checker.add(where, f"the built-in {which} {listed} {verb} a 'workspace' folder")
+    # Built-in tools need no 'workspace' key: without one they use the agents file's
+    # folder (the loader fills it in).
     return names, resolved
 
 

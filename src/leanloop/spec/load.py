@@ -37,6 +37,7 @@ from leanloop.spec.schema import agent_defaults, agent_schema, schema_problems, 
 from leanloop.spec.types import AGENT_PREFIX, AgentSpec, McpServerSpec, ModelSpec, ToolOptions
 from leanloop.spec.yamlsource import KeyPath, Mark, parse_yaml
 from leanloop.tools.mcp import mcp_server_of
+from leanloop.tools.names import BUILTIN_TOOLS
 
 _MAX_FILE_BYTES = 10_000_000
 """The largest agents file read (a real one is a few KB)."""
@@ -251,11 +252,20 @@ def _validate_and_build(
     reporter.secrets = resolved.secrets | _mcp_secret_paths(resolved.data)
     reporter.interpolated = resolved.interpolated
     _type_references(resolved.data, resolved.interpolated)
-    problems += [Problem(path, message) for path, message in resolved.problems]
-    from_schema = schema_problems(resolved.data, reporter)
+    problems += [
+        Problem(path, _with_note(message, _needed_by(resolved.data, path)))
+        for path, message in resolved.problems
+    ]
+    # A value whose variable is unset reads as "" and would fail the schema too
+    # ("must not be empty"): the unset variable is the one problem to say there.
+    unresolved = {path for path, _ in resolved.problems}
+    from_schema = [
+        problem
+        for problem in schema_problems(resolved.data, reporter)
+        if problem.at == "key" or problem.path not in unresolved
+    ]
     # Problems at a key (an unknown key, a bad name) leave its value open to the checks.
-    rejected = {p.path for p in from_schema if p.at == "value"}
-    rejected |= {path for path, _ in resolved.problems}
+    rejected = {p.path for p in from_schema if p.at == "value"} | unresolved
     folder = Path.cwd() if base_dir is None else Path(base_dir)
     problems += from_schema
     checked = semantic_check(
@@ -362,6 +372,10 @@ class _Builder:
         workspace = None
         if "workspace" in values:
             workspace = resolve_workspace(values.pop("workspace"), self.base_dir)
+        elif any(ref in BUILTIN_TOOLS for ref in refs):
+            # The built-in tools need a folder, and the one the file sits in is what a
+            # user who left the key out means (the working folder for text and data).
+            workspace = resolve_workspace(".", self.base_dir)
         settings = {key: _convert(v, self.agent_types.get(key)) for key, v in values.items()}
         return AgentSpec(
             name=name,
@@ -418,6 +432,45 @@ def _problems_of(data: Mapping[str, Any], agent: str, problems: list[Problem]) -
         return path[1] in team if path[0] == "agents" else path[1] in used
 
     return [problem for problem in problems if concerns(problem.path)]
+
+
+def _needed_by(data: Mapping[str, Any], path: KeyPath) -> str:
+    """``needed by agent 'a'``: which agents a ``${VAR}`` problem at ``path`` stops.
+
+    An unset variable stops only the agents whose settings (or models, MCP servers and
+    ``agent:`` tools) use it: naming them tells whether ``run --agent X`` is affected.
+    Said for an agent's own key only when other agents reach it through ``agent:`` tools.
+    """
+    agents = data.get("agents")
+    if len(path) < 2 or not isinstance(agents, Mapping):
+        return ""
+    kind, name = path[0], path[1]
+    if kind not in ("agents", "models", "mcp_servers"):
+        return ""
+    users = []
+    for user in agents:
+        team = _agents_reached(agents, user)
+        if kind == "agents":
+            used = team
+        elif kind == "models":
+            used = set().union(*(_models_used(agents[member]) for member in team))
+        else:
+            used = set().union(*(_servers_used(agents[member]) for member in team))
+        if name in used:
+            users.append(user)
+    if kind == "agents" and users == [name]:
+        return ""
+    if not users:
+        return "no agent uses it"
+    noun = "agent" if len(users) == 1 else "agents"
+    return f"needed by {noun} {', '.join(map(repr, users))}"
+
+
+def _with_note(message: str, note: str) -> str:
+    """``message`` with ``note`` added to its closing parenthesis, or in one of its own."""
+    if not note:
+        return message
+    return f"{message[:-1]}; {note})" if message.endswith(")") else f"{message} ({note})"
 
 
 def _models_used(agent: Any) -> set[str]:

@@ -153,9 +153,23 @@ def _unknown_keys(
 ) -> Iterator[Problem]:
     known = list(schema.get("properties", {})) if isinstance(schema, dict) else []
     patterns = list(schema.get("patternProperties", {})) if isinstance(schema, dict) else []
+    # An agent's mapping is the one place a model key lands by mistake (the model's
+    # settings sit one level down): say where it belongs rather than guess a near name.
+    model_keys = _model_only_keys() if len(path) == 2 and path[0] == "agents" else frozenset()
     for key in instance:
         if key not in known and not any(re.search(p, str(key)) for p in patterns):
-            yield Problem((*path, key), f"unknown key {key!r}{did_you_mean(key, known)}", at="key")
+            hint = _MODEL_KEY_HINT if key in model_keys else did_you_mean(key, known)
+            yield Problem((*path, key), f"unknown key {key!r}{hint}", at="key")
+
+
+_MODEL_KEY_HINT = " (a model key: put it under the agent's model)"
+
+
+@functools.cache
+def _model_only_keys() -> frozenset[str]:
+    """The keys a model mapping takes that an agent mapping does not (``context_window``)."""
+    defs = _schema()["$defs"]
+    return frozenset(defs["modelFields"]["properties"]) - set(defs["agent"]["properties"])
 
 
 def _repeated_items(
