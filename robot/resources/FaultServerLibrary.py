@@ -1,38 +1,35 @@
 """Fault injection for ``robot/faults.robot``: a scripted server that misbehaves on cue.
 
-:class:`FaultServer` is the scripted OpenAI-compatible server of ``scripted_server.py``
-with a fault plan: each queued reply may be an ordinary answer or tool call, an HTTP
-error with headers (``429`` with ``Retry-After``), a malformed body, a stream cut before
-its finish (no ``finish_reason``, no ``[DONE]``), a stream that stalls (sends nothing for
-longer than the client's timeout), a slow stream, or the server dying mid-run (every
-connection dropped, the port closed). The keywords run ``python -m leanloop run --json``
-in a session of its own and check what a user meets: the exit code, one clear error
-line, the JSON report, no process left behind, and no tool call without its result in
-the last request the server saw.
+The server is :class:`leanloop.testing.server.FakeModelServer` (issue 26: one fake
+server) with a fault plan: each queued reply may be an ordinary answer or tool call, an
+HTTP error with headers (``429`` with ``Retry-After``), a malformed body, a stream cut
+before its finish (no ``finish_reason``, no ``[DONE]``), a stream that stalls (sends
+nothing for longer than the client's timeout), a slow stream, or the server dying mid-run
+(every connection dropped, the port closed). The keywords run ``python -m leanloop run
+--json`` in a session of its own and check what a user meets: the exit code, one clear
+error line, the JSON report, no process left behind, and no tool call without its result
+in the last request the server saw.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import signal
 import socket
 import subprocess
 import sys
-import threading
 import time
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 sys.path.insert(0, str(Path(__file__).parent))
 
 from agents_file import agent_entry, model_entry, write_agents_file
-from scripted_server import ScriptedOpenAIServer, ScriptedResponse, _chunks, _completion
 
-__all__ = ["FaultResponse", "FaultServer", "FaultServerLibrary"]
+from leanloop.testing.server import FAULTS, FakeModelServer, Fault, Reply, http_error
+
+__all__ = ["FaultServerLibrary"]
 
 FAULT_TOOLS = '''\
 """Tools that misbehave, for the fault suite (next to the agents file)."""
@@ -84,155 +81,6 @@ def bignumber(label: str) -> int:
 '''
 
 
-@dataclass
-class FaultResponse(ScriptedResponse):
-    """A queued reply with a fault: ``fault`` names what goes wrong (``""``: nothing)."""
-
-    fault: str = ""
-    """``cut``, ``stall``, ``malformed``, ``kill`` or ``""``."""
-    headers: dict[str, str] = field(default_factory=dict)
-    """Extra response headers (``Retry-After`` on a 429)."""
-    stall_s: float = 0.0
-    """How long a ``stall`` sends nothing after its first pieces."""
-
-
-class FaultServer(ScriptedOpenAIServer):
-    """The scripted server with a fault plan; ``kill`` closes the port and every connection."""
-
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.connections: set[socket.socket] = set()
-        self.killed = threading.Event()
-
-    def _handler(self) -> type[BaseHTTPRequestHandler]:
-        return _fault_handler(self)
-
-    def start(self) -> int:
-        self.killed.clear()
-        return super().start()
-
-    def kill(self) -> None:
-        """Die as a killed process does: the port closes, every connection drops."""
-        self.killed.set()
-        httpd, self._httpd = self._httpd, None
-        if httpd is not None:
-            threading.Thread(target=httpd.shutdown, daemon=True).start()
-            httpd.server_close()
-        for conn in list(self.connections):
-            with contextlib.suppress(OSError):
-                conn.shutdown(socket.SHUT_RDWR)
-            conn.close()
-
-    def stop(self) -> None:
-        if self._httpd is not None:
-            super().stop()
-
-
-def _fault_handler(server: FaultServer) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, format: str, *args: Any) -> None:
-            """Quiet."""
-
-        def setup(self) -> None:
-            super().setup()
-            server.connections.add(self.connection)
-
-        def finish(self) -> None:
-            server.connections.discard(self.connection)
-            with contextlib.suppress(OSError):
-                super().finish()
-
-        def do_GET(self) -> None:
-            path = self.path.split("?", 1)[0]
-            if path == "/props":
-                settings = {"n_ctx": server.n_ctx}
-                self._json(200, {"default_generation_settings": settings, "model_path": "x"})
-            elif path in ("/v1/models", "/models"):
-                model = {"id": server.model, "object": "model", "meta": {"n_ctx": server.n_ctx}}
-                self._json(200, {"object": "list", "data": [model]})
-            else:
-                self._json(200 if path == "/health" else 404, {"status": "ok"})
-
-        def do_POST(self) -> None:
-            length = int(self.headers.get("Content-Length") or 0)
-            body = json.loads(self.rfile.read(length) or b"{}")
-            if not self.path.split("?", 1)[0].endswith("/chat/completions"):
-                # /apply-template, /tokenize: a plain OpenAI-compatible server has neither.
-                self._json(404, {"error": {"message": f"no route {self.path}", "code": 404}})
-                return
-            reply = server._next(body)
-            if reply is None:
-                message = "fault server: the scenario has no response left for this request"
-                self._json(500, {"error": {"message": message, "code": 500}})
-                return
-            fault = getattr(reply, "fault", "")
-            if fault == "kill":
-                server.kill()
-                return
-            if reply.error is not None:
-                self._json(reply.status, reply.error, getattr(reply, "headers", {}))
-            elif fault == "malformed":
-                self._malformed(stream=bool(body.get("stream")))
-            elif body.get("stream"):
-                self._stream(body, reply, fault)
-            else:
-                self._json(200, _completion(server.model, body, reply))
-
-        def _json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
-            data = json.dumps(payload).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            for key, value in (headers or {}).items():
-                self.send_header(key, value)
-            self.end_headers()
-            self.wfile.write(data)
-
-        def _malformed(self, *, stream: bool) -> None:
-            if not stream:
-                data = b'{"id": "chatcmpl-x", "choices": [{"message": {"content": "hal'
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-                return
-            self._begin_stream()
-            self.wfile.write(b'data: {"id": "chatcmpl-x", "choices": [{"delta": {"conte\n\n')
-            self.wfile.write(b"data: [DONE]\n\n")
-            self.wfile.flush()
-
-        def _begin_stream(self) -> None:
-            self.send_response(200)
-            self.send_header("Content-Type", "text/event-stream")
-            self.send_header("Cache-Control", "no-cache")
-            self.send_header("Connection", "close")
-            self.end_headers()
-            self.close_connection = True
-
-        def _stream(self, body: dict[str, Any], reply: ScriptedResponse, fault: str) -> None:
-            self._begin_stream()
-            chunks = list(_chunks(server.model, body, reply))
-            if fault in ("cut", "stall"):
-                # Everything up to (not including) the chunk with the finish reason.
-                chunks = [c for c in chunks if c.get("choices")][:-1]
-            for chunk in chunks:
-                if reply.chunk_delay:
-                    time.sleep(reply.chunk_delay)
-                self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
-                self.wfile.flush()
-            if fault == "stall":
-                server.killed.wait(getattr(reply, "stall_s", 0.0))
-            if fault in ("cut", "stall"):
-                return  # the connection closes with no finish and no [DONE]
-            self.wfile.write(b"data: [DONE]\n\n")
-            self.wfile.flush()
-
-    return Handler
-
-
 def _session_processes(sid: int) -> list[str]:
     """Processes still alive in session ``sid`` (the CLI was its leader)."""
     left = []
@@ -256,45 +104,51 @@ class FaultServerLibrary:
     ROBOT_LIBRARY_SCOPE = "SUITE"
 
     def __init__(self) -> None:
-        self.server: FaultServer | None = None
+        self.server: FakeModelServer | None = None
 
     # the server ----------------------------------------------------------------------
     def start_fault_server(self, n_ctx: int = 4096) -> str:
         """Start a fresh fault server; returns its base URL (``…/v1``)."""
         self.stop_fault_server()
-        self.server = FaultServer(n_ctx=int(n_ctx), model="fault-model")
-        self.server.start()
+        # No /tokenize or /apply-template: a plain OpenAI-compatible server has neither,
+        # so the budget estimates and every request the server sees is a chat request.
+        self.server = FakeModelServer(
+            n_ctx=int(n_ctx), model="fault-model", tokenizer=None, template=None
+        ).start()
         return self.server.base_url
 
     def stop_fault_server(self) -> None:
         if self.server is not None:
+            # kill, not stop: a test may leave a client mid-stream, which must not wait.
             self.server.kill()
             self.server = None
 
-    def _server(self) -> FaultServer:
+    def _server(self) -> FakeModelServer:
         assert self.server is not None, "the fault server is not running"
         return self.server
 
     def queue_answer(self, content: str, chunk_delay: float = 0.0) -> None:
-        self._server().queue(FaultResponse(content=content, chunk_delay=float(chunk_delay)))
+        self._server().queue(Reply(content=content, chunk_delay=float(chunk_delay)))
 
     def queue_tool_call(self, name: str, arguments: str = "{}") -> None:
         call = {"name": name, "arguments": json.loads(arguments)}
-        self._server().queue(FaultResponse(tool_calls=[call]))
+        self._server().queue(Reply(tool_calls=[call]))
 
     def queue_http_error(self, status: int, retry_after: str = "") -> None:
         """An HTTP error reply (``retry_after``: the ``Retry-After`` header, in seconds)."""
-        headers = {"Retry-After": retry_after} if retry_after else {}
-        error = {"error": {"message": f"scripted {status}", "code": int(status)}}
-        self._server().queue(FaultResponse(status=int(status), error=error, headers=headers))
+        headers = {"Retry_After": retry_after} if retry_after else {}
+        self._server().queue(http_error(int(status), f"scripted {status}", **headers))
 
     def queue_fault(self, fault: str, content: str = "", stall_s: float = 0.0) -> None:
-        """``cut``, ``stall`` (``stall_s`` of silence), ``malformed`` or ``kill``."""
-        response = FaultResponse(content=content, fault=fault, stall_s=float(stall_s))
-        self._server().queue(response)
+        """``cut``, ``stall`` (``stall_s`` of silence; 0: until the server stops),
+        ``malformed`` or ``kill`` (the server's other faults work too)."""
+        assert fault in FAULTS, f"unknown fault {fault!r}; one of {FAULTS[1:]}"
+        reply = Reply(content=content, fault=cast(Fault, fault), stall=float(stall_s))
+        self._server().queue(reply)
 
     def fault_server_requests(self) -> int:
-        return len(self._server().requests) if self.server is not None else 0
+        """How many chat requests the server received."""
+        return len(self._server().exchanges) if self.server is not None else 0
 
     # files and runs ------------------------------------------------------------------
     def write_fault_agents_file(
@@ -404,7 +258,7 @@ class FaultServerLibrary:
 
     def no_tool_call_lacks_its_result(self) -> None:
         """Every tool call in the last request the server saw has its tool result."""
-        requests = self._server().requests
+        requests = self._server().chat_bodies()
         assert requests, "the server saw no request"
         messages = requests[-1].get("messages", [])
         answered = {m.get("tool_call_id") for m in messages if m.get("role") == "tool"}
@@ -419,7 +273,7 @@ class FaultServerLibrary:
 
     def last_tool_result_should_contain(self, text: str) -> str:
         """The last tool message of the last request holds ``text``; returns it."""
-        messages = self._server().requests[-1].get("messages", [])
+        messages = self._server().chat_bodies()[-1].get("messages", [])
         results = [m.get("content") or "" for m in messages if m.get("role") == "tool"]
         assert results, "the last request has no tool result"
         assert text in results[-1], f"{text!r} not in {results[-1][:300]!r}"
