@@ -1,4 +1,4 @@
-"""Steps for features/localmodel/localmodel_safety.feature (the fakes of features/localmodel/localmodel.feature).
+"""Steps for features/localmodel/localmodel_safety.feature (the fakes of localmodel.feature).
 
 Commands that could signal the wrong process on a broken build (a PID file naming pid 0
 used to reach the caller's whole process group) run in a separate process in a session

@@ -1,4 +1,4 @@
-"""Steps for features/localmodel/localmodel.feature: fake wheels, a fake cmake, a fake llama-server."""
+"""Steps for features/localmodel/localmodel.feature: fake wheels, cmake and llama-server."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Steps for features/pruning/pruning_question.feature: each file pruned for its part of the question."""
+"""Steps for features/pruning/pruning_question.feature: each file pruned for its part."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Steps for the odd agents files of features/spec/spec_loading.feature (pipes, huge files, cycles)."""
+"""Steps for the odd agents files of features/spec/spec_loading.feature (pipes, huge, cycles)."""
 
 from __future__ import annotations
 
