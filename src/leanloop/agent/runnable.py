@@ -37,7 +37,6 @@ from leanloop.agent.inputs import AgentInput, opening_messages
 from leanloop.agent.structured import attach_structured
 from leanloop.exceptions import SpecError, SpecIssue, ToolError
 from leanloop.loop import AgentLoop, TextSink
-from leanloop.loop.prefetch import requested_paths
 from leanloop.loop.profiles import pick_profile
 from leanloop.models import build_chat_model
 from leanloop.protocol import question_of
@@ -550,7 +549,9 @@ def _build_tools(spec: AgentSpec, *, extra: Sequence[BaseTool] = ()) -> list[tup
         return build_tools_by_ref(
             spec.tools,
             workspace=spec.workspace,
-            path_hints=requested_paths,
+            # A run hands the tools its request's paths with each call (ToolRunner); outside
+            # a run the request names nothing.
+            path_hints=_names_nothing,
             repair_paths=_repair_paths(spec),
             mcp_servers=spec.mcp_servers,
             extra=extra,
@@ -559,6 +560,10 @@ def _build_tools(spec: AgentSpec, *, extra: Sequence[BaseTool] = ()) -> list[tup
         )
     except ToolError as exc:
         raise _located(spec, "tools", str(exc)) from exc
+
+
+def _names_nothing() -> list[str]:
+    return []
 
 
 def _policies(spec: AgentSpec, built: list[tuple[str, BaseTool]]) -> dict[str, ToolPolicy]:

@@ -1,9 +1,13 @@
 """The context budget of one run: the window, the plan, the estimate, the request view.
 
-``RunBudget`` is what the loop asks before every request ("what do I send, and does it
-fit?") and tells after every reply ("this is what the server counted"). It owns the
-figures, the once-per-run warnings and the budget/trimming events; the arithmetic lives
-in :mod:`leanloop.budget`.
+``RunBudget`` and the loop hold one conversation per step (ADR 0028): before a request
+the loop asks :meth:`RunBudget.prepare_step` ("what do I send, and does it fit?"; after a
+refusal for size, "and now smaller"), after the reply it tells :meth:`RunBudget.observe`
+("this is what came back") and is told what the round's results may take
+(:class:`Limits`). :meth:`RunBudget.open` starts the conversation: the windows, the
+model as the run sends it, the limits of the prefetched reads. The budget owns the
+figures, the request records, the once-per-run warnings and the budget, trimming and
+overflow events; the arithmetic lives in :mod:`leanloop.budget`.
 """
 
 from __future__ import annotations
@@ -32,10 +36,11 @@ from leanloop.budget.fit import RunFitter
 from leanloop.budget.server_tokens import default_token_counter, tokenize_root
 from leanloop.budget.tokens import is_answer_turn
 from leanloop.budget.turns import EarlierTurns
-from leanloop.report import RunReport
+from leanloop.cache_usage import prompt_usage
+from leanloop.report import RequestRecord, RunReport
 from leanloop.spec.types import AgentSpec, ModelSpec
 
-__all__ = ["Prepared", "RunBudget", "resolve_window", "sized_model"]
+__all__ = ["Limits", "Observed", "Prepared", "RunBudget", "resolve_window", "sized_model"]
 
 _log = logging.getLogger(__name__)
 
@@ -56,6 +61,29 @@ class Prepared:
     """``tokens`` is the server's own count of this request, not the estimate."""
     char_estimate: int | None = None
     """The character estimate of this view (``tokens`` unless the server counted it)."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one round of tool results may take, as the budget stands now."""
+
+    result_cap: int
+    """The most characters one result may keep in this window."""
+    room: int | None
+    """Characters the next request has left for the round's results (may be negative);
+    ``None`` when the loop did not ask (only the pruning pass's budget trigger reads it)."""
+    chars_per_token: float
+    """The estimator's ratio when the limits were set."""
+
+
+@dataclass(frozen=True)
+class Observed:
+    """What the budget made of one reply."""
+
+    input_tokens: int | None
+    """The prompt size the server reported, if it did."""
+    limits: Limits
+    """What the round of results that follows the reply may take."""
 
 
 async def resolve_window(spec: ModelSpec, model: BaseChatModel) -> Window:
@@ -141,11 +169,83 @@ class RunBudget:
         self._exact_url: str | None = spec.model.base_url if own else None
         self._exact_misses = 0
         self.turns: EarlierTurns | None = None
-        """A session's earlier turns in the history (set by the loop), else ``None``."""
+        """A session's earlier turns in the history (set by :meth:`open`), else ``None``."""
+        self.sized: BaseChatModel = model
+        """The chat model as this run sends its requests (set by :meth:`open`)."""
+        self.pruning: tuple[BaseChatModel, int] | None = None
+        """The pruning pass's model as this run sends it and the window it plans for (set
+        by :meth:`open`)."""
+        self.limits = Limits(self.result_cap_chars(), None, self.chars_per_token)
+        """What a round of results may take: for the opening after :meth:`open`, after
+        each reply once :meth:`observe` saw it."""
         report.window, report.window_source = window.tokens, window.source
         report.window_note = window.note
+        report.chars_per_token = round(self.chars_per_token, 3)
         if warning := small_window_warning(window):
             _log.warning(warning)
+
+    @classmethod
+    async def open(
+        cls,
+        *,
+        spec: AgentSpec,
+        model: BaseChatModel,
+        pruning_model: BaseChatModel,
+        report: RunReport,
+        config: RunnableConfig,
+        earlier: tuple[Sequence[int], int, bool] = ((), 0, False),
+        opening: Sequence[BaseMessage] = (),
+        tools: Sequence[Mapping[str, Any]] = (),
+        room: bool = False,
+    ) -> RunBudget:
+        """The budget of a run that starts with ``opening``: the first word of the run.
+
+        Resolves the window (and the pruning model's, when it has its own), sizes the
+        models as the run sends them (:attr:`sized`, :attr:`pruning`) and sets the
+        :attr:`limits` of the reads prefetched before the first request.
+
+        Args:
+            spec: The agent.
+            model: The agent's chat model as built.
+            pruning_model: The pruning pass's chat model as built (``model`` when it has
+                none of its own).
+            report: The run's report, which the budget keeps its figures in.
+            config: The run's config, for the budget's events.
+            earlier: A session's earlier turns in the history: where each starts in the
+                opening, where the current turn starts, and whether the model has the
+                ``recall`` tool (see :class:`EarlierTurns`); no starts, no session.
+            opening: The history before any request (no request yet: the prefetched
+                results share the first request with all of it).
+            tools: The schemas offered with the first request.
+            room: Whether to work out the room the opening leaves (:attr:`Limits.room`).
+        """
+        window = await resolve_window(spec.model, model)
+        budget = cls(spec=spec, window=window, model=model, report=report, config=config)
+        # The model this run talks to asks the server for the window the budget rests on.
+        budget.sized = sized_model(spec.model, model, window)
+        starts, current, recall = earlier
+        if starts:
+            budget.turns = EarlierTurns(list(starts), current, recall=recall)
+        own = spec.pruning_model
+        if spec.allow_tool_output_pruning and own is not None:
+            # A pruning model of its own plans for its own window.
+            theirs = await resolve_window(own, pruning_model)
+            budget.pruning = sized_model(own, pruning_model, theirs), theirs.tokens
+        elif pruning_model is model:
+            budget.pruning = budget.sized, window.tokens
+        else:
+            budget.pruning = sized_model(spec.model, pruning_model, window), window.tokens
+        budget.limits = budget._limits(opening, tools, room=room)
+        return budget
+
+    def _limits(
+        self, new: Sequence[BaseMessage], tools: Sequence[Mapping[str, Any]], *, room: bool
+    ) -> Limits:
+        return Limits(
+            result_cap=self.result_cap_chars(),
+            room=self.room_chars(new, tools) if room else None,
+            chars_per_token=self.chars_per_token,
+        )
 
     @property
     def chars_per_token(self) -> float:
@@ -172,6 +272,53 @@ class RunBudget:
         )
         left = self.plan.ceiling - self.counter.estimator.tokens(chars)
         return int(left * self.chars_per_token)
+
+    async def prepare_step(
+        self,
+        history: Sequence[BaseMessage],
+        *,
+        tools: Sequence[Mapping[str, Any]] = (),
+        step: int,
+        refused: tuple[Prepared, Overflow] | None = None,
+    ) -> Prepared:
+        """Everything the loop needs before request ``step``: the view, its size, the verdict.
+
+        The view of ``history`` is fitted under the plan (results trimmed in the view
+        only, earlier turns left out), counted exactly where the server can, announced,
+        and judged: :attr:`Prepared.over_budget` (start the synthesis flow) and
+        :attr:`Prepared.fits_window` (can be sent at all).
+
+        Args:
+            history: The run's messages as the request would carry them.
+            tools: The schemas the request offers.
+            step: The number of the request's step (for reports and events).
+            refused: The attempt the server just refused for its size, with what its
+                error said: the budget learns from it, records the recovery and fits the
+                view under a plan that makes the retry smaller.
+        """
+        plan = None
+        if refused is not None:
+            attempt, overflow = refused
+            plan = self.force_trim_plan(attempt, overflow)
+            await self._note_overflow(attempt, overflow, step)
+        return await self.prepare(history, tools=tools, step=step, plan=plan)
+
+    async def _note_overflow(self, attempt: Prepared, overflow: Overflow, step: int) -> None:
+        self.report.overflow_recoveries += 1
+        self.report.events.append(f"step {step}: refused for size, trimmed and retried")
+        _log.warning(
+            "the server refused a request for its size (%s); trimming and retrying",
+            overflow.message,
+        )
+        await events.emit(
+            events.OVERFLOW_RECOVERED,
+            {
+                "prompt_tokens": overflow.prompt_tokens,
+                "window": overflow.window,
+                "estimate": attempt.tokens,
+            },
+            self.config,
+        )
 
     async def prepare(
         self,
@@ -312,14 +459,68 @@ class RunBudget:
         target = max(1, ceiling * 65 // 100)
         return dataclasses.replace(self.plan, ceiling=ceiling, trim_target=target, warn_at=target)
 
-    def observe(self, prepared: Prepared, reply: AIMessage) -> int | None:
-        """Correct the estimator from the server's count; return that count, if any."""
+    def observe(
+        self,
+        prepared: Prepared,
+        reply: AIMessage,
+        *,
+        step: int | None = None,
+        kind: str = "step",
+        room: bool = False,
+        entering: AIMessage | None = None,
+    ) -> Observed:
+        """Take in the reply to ``prepared``: learn, record, and set the next limits.
+
+        The server's count of the prompt corrects the estimator; the request goes into
+        the report (its figures, how much of the prompt the server's cache served); the
+        :attr:`limits` of the round that follows are worked out for the history plus
+        ``reply``.
+
+        Args:
+            prepared: The request as it was sent.
+            reply: The model's reply to it.
+            step: The request's step, for its record; ``None`` records nothing.
+            kind: ``step``, ``final`` or ``retry`` (see :class:`RequestRecord`).
+            room: Whether the round reads :attr:`Limits.room`.
+            entering: The reply as it enters the history (its calls read), when that is
+                not ``reply`` itself: the room is what is left after it.
+        """
         usage: Mapping[str, Any] = reply.usage_metadata or {}
         reported = usage.get("input_tokens")
-        if isinstance(reported, int) and reported > 0:
+        if not (isinstance(reported, int) and reported > 0):
+            reported = None
+        else:
             self._learn(prepared, reported)
-            return reported
-        return None
+        if step is not None:
+            self._record(prepared, reply, reported, step=step, kind=kind)
+        self.limits = self._limits([entering or reply], prepared.tools, room=room)
+        return Observed(reported, self.limits)
+
+    def _record(
+        self, prepared: Prepared, reply: AIMessage, reported: int | None, *, step: int, kind: str
+    ) -> None:
+        usage: Mapping[str, Any] = reply.usage_metadata or {}
+        # How much of the prompt the server's cache served (llama.cpp reuses the slot's
+        # common prefix); both None when the reply does not say.
+        cache = prompt_usage(reply)
+        self.report.requests.append(
+            RequestRecord(
+                step=step,
+                messages=len(prepared.messages),
+                input_tokens=reported,
+                output_tokens=usage.get("output_tokens"),
+                estimated_tokens=prepared.tokens,
+                counted=prepared.counted,
+                char_estimate_tokens=prepared.char_estimate or prepared.tokens,
+                ceiling=self.plan.ceiling,
+                window=self.plan.window,
+                tools=kind != "final",
+                kind=kind,
+                prompt_evaluated=cache.evaluated if cache else None,
+                prompt_cached=cache.cached if cache else None,
+            )
+        )
+        self.report.chars_per_token = round(self.chars_per_token, 3)
 
     def _learn(self, prepared: Prepared, input_tokens: int) -> None:
         """Correct the estimator from the server's count of ``prepared``."""

@@ -6,6 +6,9 @@ then the final answer); ask the model; read its calls (native or text); run them
 the reply and its results together; repeat. A run that runs out of rounds or budget ends
 with one more request offering no tools and asking for what was found and what is left.
 Only this module knows the order of things; each piece it calls takes and returns values.
+Each policy keeps its own state and is spoken to at fixed points (ADR 0028): the budget
+once before a request (:meth:`RunBudget.prepare_step`) and once after the reply
+(:meth:`RunBudget.observe`), the tool round once per round (:meth:`ToolRunner.round`).
 """
 
 from __future__ import annotations
@@ -32,16 +35,13 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from leanloop import events
-from leanloop.budget import Window, parse_overflow
-from leanloop.budget.run import Prepared, RunBudget, resolve_window, sized_model
-from leanloop.budget.turns import EarlierTurns
-from leanloop.cache_usage import prompt_usage
+from leanloop.budget import parse_overflow
+from leanloop.budget.run import Prepared, RunBudget
 from leanloop.exceptions import RunFailed
 from leanloop.loop import prompts
-from leanloop.loop.guard import CallGuard, workspace_fingerprint
-from leanloop.loop.prefetch import request_naming
-from leanloop.loop.profiles import DEFAULT, PromptProfile, pick_profile
-from leanloop.loop.tool_round import CallResult, ToolRunner, make_pruner, mark_results
+from leanloop.loop.prefetch import request_paths
+from leanloop.loop.profiles import PromptProfile, pick_profile
+from leanloop.loop.tool_round import ANSWER_TURN, READ, ToolRunner, pruning_trigger
 from leanloop.protocol import (
     HoldBack,
     ReadCalls,
@@ -55,7 +55,7 @@ from leanloop.protocol import (
     text_result_turn,
 )
 from leanloop.pruning import augment_tool_schemas, processed_tokens
-from leanloop.report import RequestRecord, RunReport, StopReason
+from leanloop.report import RunReport, StopReason
 from leanloop.spec.types import AgentSpec
 from leanloop.tools.registry import ToolRegistry
 
@@ -93,6 +93,14 @@ class TurnContext:
     session: Mapping[str, Any] | None = None
 
 
+@dataclass(frozen=True)
+class _Answered:
+    """A reply to a request, and (for a step) the calls read from it."""
+
+    reply: AIMessage
+    read: ReadCalls | None
+
+
 class _StillTooLarge(Exception):
     """The provider refused a request for its size again after one recovery."""
 
@@ -113,20 +121,9 @@ _REPORTS_FINISH = frozenset({"BaseChatOpenAI", "ChatOllama", "ChatAnthropic"})
 
 
 @dataclass
-class _Run:
-    """The state of one run; lives only as long as the run."""
+class _Stream:
+    """What streaming a run's replies keeps from one reply to the next."""
 
-    history: list[BaseMessage]
-    report: RunReport
-    budget: RunBudget
-    protocol: ToolProtocol
-    runner: ToolRunner
-    config: RunnableConfig
-    step: int = 0
-    synthesis: bool = False
-    tools_ran: bool = False
-    base_system: SystemMessage | None = None
-    """The system message as the caller gave it, before any tool instructions."""
     on_text: TextSink | None = None
     """Receives answer text as it streams (``astream``); ``None`` when not streaming."""
     streamed: str = ""
@@ -135,29 +132,55 @@ class _Run:
     """The latest streamed reply was cut (its text was shown, the reply did not count)."""
     replay: str = ""
     """What a cut reply showed that the retry has not repeated yet."""
-    profile: PromptProfile = DEFAULT
-    guard: CallGuard = field(default_factory=CallGuard)
-    question: str = ""
+
+
+@dataclass
+class _Run:
+    """What the loop itself keeps of one run; lives only as long as the run.
+
+    The policies keep their own state: the budget (:class:`RunBudget`: plan, estimate,
+    trimmed view, limits), the tool round (:class:`ToolRunner`: the guard, the pruner,
+    the rounds of repeats), streaming (:class:`_Stream`).
+    """
+
+    history: list[BaseMessage]
+    report: RunReport
+    budget: RunBudget
+    protocol: ToolProtocol
+    runner: ToolRunner
+    config: RunnableConfig
+    profile: PromptProfile
+    question: str
     """The user's request (the last human message of the opening)."""
+    base_system: SystemMessage | None = None
+    """The system message as the caller gave it, before any tool instructions."""
+    step: int = 0
+    synthesis: bool = False
+    exhausted: bool = False
+    """The guard stopped the model (it repeated calls whose results it had)."""
+    tools_ran: bool = False
+    stream: _Stream = field(default_factory=_Stream)
     started: float = field(default_factory=time.monotonic)
     usage: UsageMetadata | None = None
     """The usage of every reply of the run, added up."""
-    repeat_rounds: set[int] = field(default_factory=set)
-    """Ids of the replies and results of rounds made only of repeated calls: the
-    final-answer request leaves them out, since a model's own repeats prime more repeats."""
     resumed_reads: list[BaseMessage] = field(default_factory=list)
     """The results of steps an earlier process of this turn completed that carry data
-    (marked :data:`_READ`): the report of this process has no records of them."""
-    model: Any = None
-    """The chat model as this run sends requests (for Ollama, asking for the run's window)."""
+    (marked :data:`READ`): the report of this process has no records of them."""
     bindings: dict[tuple[int, str | None], tuple[Sequence[Any], Any]] = field(default_factory=dict)
     """The run's model with each schema list bound: binding converts every schema, and the
     loop binds the same list on every step."""
+    schemas: dict[bool, Sequence[Mapping[str, Any]]] = field(default_factory=dict)
+    """The schemas a request offers, with tools and without, in the protocol's mode."""
     on_step: StepSink | None = None
     """A session's sink for completed steps; ``None`` outside a session."""
     learn_speed: Callable[[float, float], None] | None = None
     """Told ``(processed prompt tokens, seconds)`` of each answered request when the
     pruning model shares the main model's server, so pruning limits start measured."""
+
+    @property
+    def model(self) -> Any:
+        """The chat model as this run sends requests (for Ollama, asking for its window)."""
+        return self.budget.sized
 
 
 class AgentLoop:
@@ -179,6 +202,10 @@ class AgentLoop:
         if spec.allow_tool_output_pruning:
             schemas = augment_tool_schemas(schemas, spec.pruning_tools)
         self.schemas = schemas
+        # What holds for every run of the agent is worked out once, here.
+        self._profile = pick_profile(spec.prompt_profile, spec.model.model)
+        self._prefetches = spec.prefetch_mentioned_files and "read_file" in registry.names
+        self._needs_room = spec.allow_tool_output_pruning and pruning_trigger(spec) == "budget"
 
     async def run(
         self,
@@ -203,10 +230,12 @@ class AgentLoop:
         """
         text = question_of(messages)
         turn = turn or TurnContext()
-        with request_naming(text, self.spec.workspace) as named:
-            run = await self._start(messages, config, question=text, named=named, turn=turn)
-            run.on_text = on_text
-            return await self._drive(run)
+        # The paths the request names travel as an argument: to the prefetch, the pruning
+        # pass and, with each tool call, the workspace tools.
+        named = request_paths(text, self.spec.workspace)
+        run = await self._start(messages, config, question=text, named=named, turn=turn)
+        run.stream.on_text = on_text
+        return await self._drive(run)
 
     async def _drive(self, run: _Run) -> AIMessage:
         while run.step < self.spec.max_rounds:
@@ -219,10 +248,10 @@ class AgentLoop:
                 if not prepared.fits_window:
                     return await self._final_answer(run, "budget_exhausted")
             try:
-                reply = await self._send(run, prepared, kind="step")
+                answered = await self._send(run, prepared, kind="step")
             except _StillTooLarge:
                 return await self._final_answer(run, "budget_exhausted")
-            read = run.protocol.read(reply)
+            read = answered.read or run.protocol.read(answered.reply)  # a step's is read
             if not read.calls and not read.corrections:
                 return await self._finish(
                     run, read.reply, "budget_exhausted" if run.synthesis else "answer"
@@ -230,7 +259,7 @@ class AgentLoop:
             await self._tool_round(run, read)
             if run.synthesis:
                 return await self._final_answer(run, "budget_exhausted")
-            if run.guard.exhausted:
+            if run.exhausted:
                 return await self._after_repeats(run)
         return await self._final_answer(run, "max_rounds")
 
@@ -246,59 +275,60 @@ class AgentLoop:
         report = RunReport(question=question)
         if turn.session is not None:
             report.session = {"omitted_turns": 0, "resumed_from": None, **turn.session}
-        window = await resolve_window(self.spec.model, self.model)
-        # The model this run talks to asks the server for the window the budget rests on.
-        model = sized_model(self.spec.model, self.model, window)
-        budget = RunBudget(
-            spec=self.spec, window=window, model=self.model, report=report, config=config
-        )
-        if turn.earlier_starts:
-            budget.turns = EarlierTurns(
-                list(turn.earlier_starts), turn.current_start, recall=turn.recall
-            )
         protocol = ToolProtocol(
             mode=initial_mode(self.spec.tool_mode, self.model), schemas=self.schemas
         )
         report.tool_mode = protocol.mode
-        report.chars_per_token = round(budget.chars_per_token, 3)
-        pruning_model, pruning_window = await self._pruning(model, window)
-        pruner = make_pruner(
-            self.spec,
-            pruning_model,
-            window_tokens=pruning_window,
-            chars_per_token=budget.chars_per_token,
-        )
-        profile = pick_profile(self.spec.prompt_profile, self.spec.model.model)
+        profile = self._profile
         report.prompt_profile = profile.name
-        guard = CallGuard(
-            max_repeats=self.spec.max_repeated_calls,
-            fingerprint=workspace_fingerprint(self.spec.workspace),
-            rerun_pruned=profile.rerun_pruned,
-        )
-        runner = ToolRunner(
-            spec=self.spec,
-            registry=self.registry,
-            pruner=pruner,
-            report=report,
-            config=config,
-            guard=guard,
-            question=question,
-        )
         opening = list(messages)
         base = opening[0] if opening and isinstance(opening[0], SystemMessage) else None
         if profile.guidance and self.schemas:
             text = f"{base.text}\n\n{profile.guidance}" if base else profile.guidance
             base = SystemMessage(content=text)
-        run = _Run(
-            opening, report, budget, protocol, runner, config, base_system=base, profile=profile
+        head = opening[1:] if opening and isinstance(opening[0], SystemMessage) else opening
+        system = protocol.system_message(base)
+        history = [system, *head] if system is not None else list(head)
+        schemas = _schemas(protocol)
+        # One word with the budget opens the run: the windows, the models as the run
+        # sends them, the limits of the prefetched reads.
+        budget = await RunBudget.open(
+            spec=self.spec,
+            model=self.model,
+            pruning_model=self.pruning_model,
+            report=report,
+            config=config,
+            earlier=(turn.earlier_starts, turn.current_start, turn.recall),
+            opening=history,
+            tools=schemas[True],
+            room=self._needs_room,
         )
-        run.guard = guard
-        run.question = question
-        run.model = model
-        run.on_step = turn.on_step
-        if pruner is not None and _pruning_shares_server(self.spec):
-            run.learn_speed = pruner.observe_request
-        _install_system(run)
+        runner = ToolRunner.for_run(
+            spec=self.spec,
+            registry=self.registry,
+            pruning=budget.pruning if self.spec.allow_tool_output_pruning else None,
+            chars_per_token=budget.limits.chars_per_token,
+            profile=profile,
+            report=report,
+            config=config,
+            question=question,
+            named=named,
+        )
+        run = _Run(
+            history,
+            report,
+            budget,
+            protocol,
+            runner,
+            config,
+            profile,
+            question,
+            base_system=base,
+            schemas=schemas,
+            on_step=turn.on_step,
+        )
+        if runner.pruner is not None and _pruning_shares_server(self.spec):
+            run.learn_speed = runner.pruner.observe_request
         if not any(step == 0 for step, _ in turn.resume):
             await self._prefetch(run, named)
         _resume(run, turn.resume)
@@ -306,7 +336,7 @@ class AgentLoop:
 
     async def _prefetch(self, run: _Run, named: Callable[[], list[str]]) -> None:
         """Read the workspace files the request names, as ordinary read_file calls."""
-        if not (self.spec.prefetch_mentioned_files and "read_file" in self.registry.names):
+        if not self._prefetches:
             return
         paths = named()
         if not paths:
@@ -315,50 +345,37 @@ class AgentLoop:
             {"name": "read_file", "args": {"path": p}, "id": f"prefetch_{i}", "type": "tool_call"}
             for i, p in enumerate(paths)
         ]
-        results = await run.runner.run(
+        # No request yet: the budget's limits are those the opening leaves (RunBudget.open).
+        limits = run.budget.limits
+        done = await run.runner.round(
             calls,
             step=0,
             history=run.history,
-            result_cap=run.budget.result_cap_chars(),
-            # No request yet: the whole opening is what the results share the request with.
-            room_chars=(
-                run.budget.room_chars(run.history, run.protocol.bound_schemas(tools=True))
-                if run.runner.needs_room
-                else None
-            ),
+            result_cap=limits.result_cap,
+            room_chars=limits.room,
+            protocol=run.protocol,
+            profile=run.profile,
+            prefetch=True,
         )
+        messages = done.messages
         if run.protocol.mode == "native":
             reply = AIMessage(content="", tool_calls=calls)
         else:
             reply = AIMessage(
                 content="\n".join(format_tool_call(c["name"], c["args"]) for c in calls)
             )
-        messages = _result_messages(run, calls, results, step=0)
         run.history.extend([reply, *messages])
         run.report.prefetched = paths
         if run.on_step is not None:
             await run.on_step(0, [reply, *messages])
         await _emit_step(run, 0, prefetch=True)
 
-    async def _pruning(self, model: BaseChatModel, window: Window) -> tuple[BaseChatModel, int]:
-        """The pruning pass's model as this run sends it, and the window it plans for.
-
-        The run's window, unless the agent names a pruning model of its own: then that
-        model's window, which an Ollama pruning model asks its server for too.
-        """
-        spec = self.spec.pruning_model
-        if self.spec.allow_tool_output_pruning and spec is not None:
-            own = await resolve_window(spec, self.pruning_model)
-            return sized_model(spec, self.pruning_model, own), own.tokens
-        if self.pruning_model is self.model:
-            return model, window.tokens
-        return sized_model(self.spec.model, self.pruning_model, window), window.tokens
-
     async def _prepare(self, run: _Run, *, tools: bool) -> Prepared:
-        schemas = run.protocol.bound_schemas(tools=tools)
+        schemas = run.schemas[tools]
         history = run.history
-        if not tools and run.repeat_rounds:
-            history = [m for m in history if id(m) not in run.repeat_rounds]
+        repeats = run.runner.repeat_rounds
+        if not tools and repeats:
+            history = [m for m in history if id(m) not in repeats]
         # In text mode the tool list lives in the system prompt: a request without tools
         # (the final answer) and a small model's answer turn leave it out, and so does the
         # synthesis flow once an answer turn has left it out, so that its appended
@@ -373,7 +390,7 @@ class AgentLoop:
             and isinstance(history[0], SystemMessage)
         ):
             history = [run.protocol.system_without_tools(run.base_system), *history[1:]]
-        return await run.budget.prepare(history, tools=schemas, step=run.step + 1)
+        return await run.budget.prepare_step(history, tools=schemas, step=run.step + 1)
 
     async def _begin_synthesis(self, run: _Run, prepared: Prepared) -> None:
         run.synthesis = True
@@ -393,7 +410,7 @@ class AgentLoop:
             run.config,
         )
 
-    async def _send(self, run: _Run, prepared: Prepared, *, kind: str) -> AIMessage:
+    async def _send(self, run: _Run, prepared: Prepared, *, kind: str) -> _Answered:
         """Send one request, recovering once from a refusal for size or for tools."""
         attempt, recovered_size, flattened, recut = prepared, False, False, False
         while True:
@@ -412,7 +429,12 @@ class AgentLoop:
                     if recovered_size:
                         raise _StillTooLarge from exc
                     recovered_size = True
-                    retry = await self._recover_size(run, attempt, overflow)
+                    retry = await run.budget.prepare_step(
+                        run.history,
+                        tools=list(attempt.tools),
+                        step=run.step + 1,
+                        refused=(attempt, overflow),
+                    )
                     if not retry.fits_window or retry.chars >= attempt.chars:
                         raise _StillTooLarge from exc  # a retry that cannot shrink fails too
                     attempt = retry
@@ -427,11 +449,15 @@ class AgentLoop:
             # A step sent again after a refusal is recorded as a retry (the refused attempt
             # has no reply to record); the final request stays "final".
             retried = attempt is not prepared and kind == "step"
-            self._record(run, attempt, reply, "retry" if retried else kind)
+            # A step's reply is read before the budget sees it: the room of the round that
+            # follows is worked out for the reply as it enters the history.
+            read = run.protocol.read(reply) if kind != "final" else None
+            entering = read.reply if read is not None else reply
+            self._record(run, attempt, reply, "retry" if retried else kind, entering=entering)
             if run.learn_speed is not None:
                 tokens = processed_tokens(reply.usage_metadata, default=attempt.tokens)
                 run.learn_speed(tokens, time.perf_counter() - sent)
-            return reply
+            return _Answered(reply, read)
 
     def _note_cut(self, run: _Run, exc: CutStreamError) -> None:
         run.report.events.append(f"step {run.step + 1}: {exc}; sent again")
@@ -451,7 +477,7 @@ class AgentLoop:
         if prepared.tools:
             choice = "required" if self._require_tool(run) else None
             model = _bound(run, prepared.tools, choice)
-        if run.on_text is not None:
+        if run.stream.on_text is not None:
             reply = await self._stream(run, model, prepared)
         else:
             reply = await model.ainvoke(prepared.messages, config=run.config)
@@ -472,83 +498,64 @@ class AgentLoop:
                 stops without saying so: the reply is incomplete, and nothing of it counts.
         """
         hold = HoldBack(run.protocol.parameters)
+        stream = run.stream
         whole: AIMessageChunk | None = None
         complete: AIMessage | None = None
         # Text a cut attempt already showed is not shown twice when the retry repeats it.
-        run.replay, run.streamed = run.streamed if run.cut else "", ""
+        stream.replay, stream.streamed = stream.streamed if stream.cut else "", ""
         async for item in model.astream(prepared.messages, config=run.config):
             if not isinstance(item, AIMessageChunk):
                 # A model without streaming support hands over the whole reply at once.
                 complete = item if isinstance(item, AIMessage) else AIMessage(content=str(item))
                 calling = bool(complete.tool_calls)
-                await self._show(run, "" if calling else hold.feed(complete.text))
+                await self._show(stream, "" if calling else hold.feed(complete.text))
                 continue
             whole = item if whole is None else whole + item
             if item.tool_call_chunks:
                 continue  # a native call has begun: its text is not for the reader
-            await self._show(run, hold.feed(item.text))
+            await self._show(stream, hold.feed(item.text))
         if complete is not None:
             reply = complete
         elif whole is not None:
             if _is_cut(self.model, whole):
-                run.cut = True
+                stream.cut = True
                 raise CutStreamError(_cut_message(whole))
             reply = cast(AIMessage, message_chunk_to_message(whole))
         else:
             if _is_cut(self.model, None):
-                run.cut = True
+                stream.cut = True
                 raise CutStreamError(_cut_message(None))
             reply = AIMessage(content="")
-        run.cut = False
+        stream.cut = False
         if not reply.tool_calls:
             read = run.protocol.read(reply)
             # The hold-back stops at anything that might start a call; when the finished
             # reply holds none after all (a ```json block of data), show the rest of it.
             rest = hold.flush() if read.calls or read.corrections else reply.text[hold.shown :]
-            await self._show(run, rest)
-        if run.replay:  # the retry stopped short of what the cut attempt showed
-            run.streamed, run.replay = run.streamed + run.replay, ""
+            await self._show(stream, rest)
+        if stream.replay:  # the retry stopped short of what the cut attempt showed
+            stream.streamed, stream.replay = stream.streamed + stream.replay, ""
         return reply
 
-    async def _show(self, run: _Run, text: str) -> None:
-        if not text or run.on_text is None:
+    async def _show(self, stream: _Stream, text: str) -> None:
+        if not text or stream.on_text is None:
             return
-        if run.replay:
-            # Sent again after a cut: the caller saw ``run.replay`` already. Text that
+        if stream.replay:
+            # Sent again after a cut: the caller saw ``stream.replay`` already. Text that
             # repeats it is not shown again; text that differs starts on a new paragraph.
-            seen = min(len(text), len(run.replay))
-            if text[:seen] == run.replay[:seen]:
-                run.streamed += text[:seen]
-                run.replay, text = run.replay[seen:], text[seen:]
+            seen = min(len(text), len(stream.replay))
+            if text[:seen] == stream.replay[:seen]:
+                stream.streamed += text[:seen]
+                stream.replay, text = stream.replay[seen:], text[seen:]
                 if not text:
                     return
             else:
-                matched = run.streamed  # the retry's text so far, the same as before
-                run.replay, run.streamed = "", ""
-                await run.on_text("\n\n")
+                matched = stream.streamed  # the retry's text so far, the same as before
+                stream.replay, stream.streamed = "", ""
+                await stream.on_text("\n\n")
                 text = matched + text
-        run.streamed += text
-        await run.on_text(text)
-
-    async def _recover_size(self, run: _Run, attempt: Prepared, overflow: Any) -> Prepared:
-        plan = run.budget.force_trim_plan(attempt, overflow)
-        run.report.overflow_recoveries += 1
-        run.report.events.append(f"step {run.step + 1}: refused for size, trimmed and retried")
-        _log.warning(
-            "the server refused a request for its size (%s); trimming and retrying",
-            overflow.message,
-        )
-        await events.emit(
-            events.OVERFLOW_RECOVERED,
-            {
-                "prompt_tokens": overflow.prompt_tokens,
-                "window": overflow.window,
-                "estimate": attempt.tokens,
-            },
-            run.config,
-        )
-        schemas = list(attempt.tools)
-        return await run.budget.prepare(run.history, tools=schemas, step=run.step + 1, plan=plan)
+        stream.streamed += text
+        await stream.on_text(text)
 
     def _can_fall_back_to_text(self, run: _Run, exc: BaseException) -> bool:
         return (
@@ -561,6 +568,7 @@ class AgentLoop:
     async def _fall_back_to_text(self, run: _Run, exc: BaseException) -> Prepared:
         run.protocol.mode = "text"
         run.report.tool_mode = "text"
+        run.schemas = _schemas(run.protocol)
         # Only prefetched reads can be in the history yet: give them the text form.
         run.history = flatten_tool_history(run.history)
         _install_system(run)
@@ -578,23 +586,18 @@ class AgentLoop:
     async def _tool_round(self, run: _Run, read: ReadCalls) -> None:
         step = run.step + 1
         if read.calls:
-            results = await run.runner.run(
+            # What the budget said when it observed the reply (RunBudget.observe).
+            limits = run.budget.limits
+            done = await run.runner.round(
                 read.calls,
                 step=step,
                 history=[*run.history, read.reply],
-                result_cap=run.budget.result_cap_chars(),
-                room_chars=(
-                    run.budget.room_chars([read.reply], run.protocol.bound_schemas(tools=True))
-                    if run.runner.needs_room
-                    else None
-                ),
+                result_cap=limits.result_cap,
+                room_chars=limits.room,
+                protocol=run.protocol,
+                profile=run.profile,
             )
-            messages = _result_messages(run, [r.call for r in results], results, step=step)
-            repeated = sum(r.repeated for r in results)
-            run.guard.end_round(repeated=repeated, ran=len(results) - repeated)
-            if repeated == len(results):
-                run.repeat_rounds.update(id(m) for m in (read.reply, *messages))
-            run.report.repeated_calls = run.guard.total_repeats
+            messages, run.exhausted = done.messages, done.exhausted
             run.tools_ran = True
         else:
             messages = [text_result_turn("\n".join(read.corrections))]
@@ -650,7 +653,7 @@ class AgentLoop:
             _note_end(run, note, "the request does not fit the window", otherwise)
             return await self._finish(run, self._out_of_context(run, prepared), otherwise)
         try:
-            reply = await self._send(run, prepared, kind="final")
+            reply = (await self._send(run, prepared, kind="final")).reply
         except _StillTooLarge:
             _note_end(run, note, "refused for its size", otherwise)
             return await self._finish(run, self._out_of_context(run, prepared), otherwise)
@@ -671,42 +674,32 @@ class AgentLoop:
         )
         return AIMessage(content=text)
 
-    def _record(self, run: _Run, prepared: Prepared, reply: AIMessage, kind: str) -> None:
-        usage: dict[str, Any] = dict(reply.usage_metadata or {})
+    def _record(
+        self, run: _Run, prepared: Prepared, reply: AIMessage, kind: str, *, entering: AIMessage
+    ) -> None:
         if reply.usage_metadata:
             run.usage = add_usage(run.usage, reply.usage_metadata)
-        reported = run.budget.observe(prepared, reply)
-        plan = run.budget.plan
-        # How much of the prompt the server's cache served (llama.cpp reuses the slot's
-        # common prefix); both None when the reply does not say.
-        cache = prompt_usage(reply)
-        run.report.requests.append(
-            RequestRecord(
-                step=run.step + 1,
-                messages=len(prepared.messages),
-                input_tokens=reported,
-                output_tokens=usage.get("output_tokens"),
-                estimated_tokens=prepared.tokens,
-                counted=prepared.counted,
-                char_estimate_tokens=prepared.char_estimate or prepared.tokens,
-                ceiling=plan.ceiling,
-                window=plan.window,
-                tools=kind != "final",
-                kind=kind,
-                prompt_evaluated=cache.evaluated if cache else None,
-                prompt_cached=cache.cached if cache else None,
-            )
+        # The budget learns from the reply, records the request and sets the limits of the
+        # round that follows: its one word after the request.
+        run.budget.observe(
+            prepared,
+            reply,
+            step=run.step + 1,
+            kind=kind,
+            room=self._needs_room,
+            entering=entering,
         )
-        run.report.chars_per_token = round(run.budget.chars_per_token, 3)
 
     async def _finish(self, run: _Run, reply: AIMessage, reason: StopReason) -> AIMessage:
-        if run.on_text is not None:
+        if run.stream.on_text is not None:
             # Answers leanloop composed (or cleaned of a written call) were not streamed as
             # they are: pass on whatever of the final text the caller has not seen yet.
-            text, shown = reply.text, run.streamed
+            text, shown = reply.text, run.stream.streamed
             if not text.startswith(shown) and text.startswith(shown.rstrip()):
                 shown = shown.rstrip()  # whitespace shown before a held-back call
-            await self._show(run, text[len(shown) :] if text.startswith(shown) else f"\n\n{text}")
+            await self._show(
+                run.stream, text[len(shown) :] if text.startswith(shown) else f"\n\n{text}"
+            )
         run.report.stop_reason = reason
         run.report.steps = run.step
         run.report.elapsed_s = round(time.monotonic() - run.started, 3)
@@ -720,18 +713,11 @@ class AgentLoop:
         )
 
 
-_ANSWER_TURN = "leanloop_answer_turn"
-"""Marks the text-mode result turn that carries the profile's answer-turn line."""
-
 _ANSWER_AFTER_REPEATS = (
     "the model repeated calls whose results it already had; asked once, without tools, "
     "for the answer from what was read"
 )
 """The report's event line for the small profile's answer after repeats (ADR 0011)."""
-
-_READ = "leanloop_read"
-"""Marks a result message that carries data a tool returned (not a failure, not a
-repeat's reminder): what :func:`_reads_in_view` counts in resumed steps."""
 
 _READ_FATES = frozenset({"kept", "cut", "pruned"})
 """What became of a result the model can still read (all of it, or what the cap or the
@@ -745,7 +731,7 @@ def _reads_in_view(run: _Run, view: Sequence[BaseMessage] | None = None) -> bool
     and no request view has trimmed it since; prefetched reads count like any other.
     The report's records say so for the calls of this process. The steps an earlier
     process of a resumed turn completed have no records here: their results carry
-    :data:`_READ` instead, and count when ``view`` holds them as they are (a trimmed
+    :data:`READ` instead, and count when ``view`` holds them as they are (a trimmed
     copy is another message); without a view they are taken to be there.
     """
     if any(call.fate in _READ_FATES for call in run.report.tool_calls):
@@ -762,49 +748,13 @@ def _note_end(run: _Run, note: str, outcome: str, reason: StopReason) -> None:
         run.report.events.append(f"step {run.step}: {note}: {outcome}; stop: {reason}")
 
 
-def _result_messages(
-    run: _Run, calls: Sequence[ToolCall], results: Sequence[CallResult], *, step: int
-) -> list[BaseMessage]:
-    """The messages carrying ``results`` back, with the profile's answer-turn line in text mode.
-
-    Each message gets an id the step's call records share (``result_id``), so the report
-    can say which results a later request trimmed.
-    """
-    messages = run.protocol.results(calls, [r.text for r in results], [r.ok for r in results])
-    # Pruned results are known by this mark, never by their text (tool output may forge it).
-    messages = mark_results(messages, results)
-    # Which messages carry data, for a later process of this turn (a resume).
-    read = [r.ok and not r.repeated for r in results]
-    flags = read if len(messages) == len(read) else [any(read)] * len(messages)
-    messages = [
-        m.model_copy(update={"additional_kwargs": {**m.additional_kwargs, _READ: True}})
-        if flag
-        else m
-        for m, flag in zip(messages, flags, strict=True)
-    ]
-    records = [c for c in run.report.tool_calls if c.step == step]
-    for index, message in enumerate(messages):
-        message.id = f"leanloop-result-{step}-{index}"
-    for index, record in enumerate(records):
-        record.result_id = messages[min(index, len(messages) - 1)].id if messages else None
-    nudge = run.profile.answer_turn
-    if nudge and run.protocol.mode == "text" and messages:
-        last = messages[-1]
-        line = run.profile.with_question(nudge, run.question)
-        kwargs = {**last.additional_kwargs, _ANSWER_TURN: True}
-        messages[-1] = last.model_copy(
-            update={"content": f"{last.text}\n\n{line}", "additional_kwargs": kwargs}
-        )
-    return messages
-
-
 def _resume(run: _Run, steps: Sequence[tuple[int, Sequence[BaseMessage]]]) -> None:
     """Put the steps a previous process completed into the history and go on after them."""
     if not steps:
         return
     for _, messages in steps:
         run.history.extend(messages)
-        run.resumed_reads.extend(m for m in messages if m.additional_kwargs.get(_READ))
+        run.resumed_reads.extend(m for m in messages if m.additional_kwargs.get(READ))
     last = max(step for step, _ in steps)
     run.step = run.report.steps = last
     if run.report.session is not None:
@@ -867,8 +817,8 @@ def _is_connection_error(exc: BaseException) -> bool:
 
 
 def _is_answer_turn(run: _Run) -> bool:
-    """Whether the history ends with a result turn marked by :func:`_result_messages`."""
-    return bool(run.history) and bool(run.history[-1].additional_kwargs.get(_ANSWER_TURN))
+    """Whether the history ends with a result turn marked :data:`ANSWER_TURN`."""
+    return bool(run.history) and bool(run.history[-1].additional_kwargs.get(ANSWER_TURN))
 
 
 def _bound(run: _Run, tools: Sequence[Mapping[str, Any]], choice: str | None) -> Any:
@@ -880,6 +830,11 @@ def _bound(run: _Run, tools: Sequence[Mapping[str, Any]], choice: str | None) ->
     bound = run.model.bind_tools([dict(t) for t in tools], tool_choice=choice)
     run.bindings[key] = (tools, bound)
     return bound
+
+
+def _schemas(protocol: ToolProtocol) -> dict[bool, Sequence[Mapping[str, Any]]]:
+    """The schemas a request offers in the protocol's mode, with tools and without."""
+    return {tools: protocol.bound_schemas(tools=tools) for tools in (True, False)}
 
 
 def _install_system(run: _Run) -> None:

@@ -4,6 +4,10 @@ Even a model that never calls a tool then sees the file the user pointed at. A n
 counts when it is a path relative to the workspace, or a file name that exists exactly
 once in it (``app.yaml`` for ``config/app.yaml``), including capitalised names without an
 extension (``Makefile``, ``LICENSE``).
+
+The loop makes one lookup per run (:func:`request_paths`) and hands it on: to the
+prefetch, to the pruning pass, and with each tool call to the workspace tools (which offer,
+or read, the file the user named when a path is missing).
 """
 
 from __future__ import annotations
@@ -11,16 +15,10 @@ from __future__ import annotations
 import functools
 import os
 import re
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Callable
 from pathlib import Path
 
-__all__ = ["mentioned_paths", "request_naming", "requested_paths"]
-
-_REQUEST_PATHS: ContextVar[Callable[[], list[str]] | None] = ContextVar(
-    "leanloop_request_paths", default=None
-)
+__all__ = ["mentioned_paths", "request_paths"]
 
 # Path-like words: at least one dot-extension or slash (quotes and backticks are not part
 # of a match).
@@ -59,36 +57,18 @@ def mentioned_paths(text: str, workspace: Path, *, limit: int = 4) -> list[str]:
     return found
 
 
-def requested_paths() -> list[str]:
-    """The workspace paths named in the request of the run in progress (``[]`` outside one).
+def request_paths(text: str, workspace: Path | None) -> Callable[[], list[str]]:
+    """The lookup of the workspace paths ``text`` names, for one run.
 
-    The workspace tools call this when a path is missing, to offer (or, with
-    ``repair_paths``, read) the file the user named. A context variable carries it, so
-    overlapping runs of one agent each see their own request.
-    """
-    paths = _REQUEST_PATHS.get()
-    return list(paths()) if paths is not None else []
-
-
-@contextmanager
-def request_naming(text: str, workspace: Path | None) -> Iterator[Callable[[], list[str]]]:
-    """Make :func:`requested_paths` answer for ``text`` while the block runs.
-
-    The paths are looked up on first use only (most runs never miss a path) and once.
-
-    Yields:
-        The lookup itself, for callers that want the paths now (the prefetch).
+    The paths are looked up on first use only (most runs never miss a path) and once;
+    without a workspace or a request, the lookup names nothing.
     """
 
     @functools.cache
     def lookup() -> list[str]:
         return mentioned_paths(text, workspace) if workspace is not None and text else []
 
-    token = _REQUEST_PATHS.set(lookup)
-    try:
-        yield lookup
-    finally:
-        _REQUEST_PATHS.reset(token)
+    return lookup
 
 
 def _inside(root: Path, word: str) -> str | None:

@@ -31,9 +31,9 @@ from leanloop import events
 from leanloop.budget import parse_overflow
 from leanloop.budget.server_tokens import default_token_counter, tokenize_root
 from leanloop.loop import prompts
-from leanloop.loop.guard import CallGuard, Repeat, Rerun
-from leanloop.loop.prefetch import requested_paths
-from leanloop.loop.profiles import pick_profile
+from leanloop.loop.guard import CallGuard, Repeat, Rerun, workspace_fingerprint
+from leanloop.loop.profiles import PromptProfile, pick_profile
+from leanloop.protocol import ToolProtocol
 from leanloop.pruning import (
     Candidate,
     Pruner,
@@ -52,7 +52,33 @@ from leanloop.textcap import cap_text
 from leanloop.tools.registry import ToolOutcome, ToolRegistry, clean_text
 from leanloop.tools.workspace import MAX_READ_LINES
 
-__all__ = ["CallResult", "ToolRunner", "make_pruner", "mark_results", "pruning_trigger"]
+__all__ = [
+    "ANSWER_TURN",
+    "READ",
+    "CallResult",
+    "Round",
+    "ToolRunner",
+    "make_pruner",
+    "mark_results",
+    "pruning_trigger",
+]
+
+ANSWER_TURN = "leanloop_answer_turn"
+"""Marks the text-mode result turn that carries the profile's answer-turn line."""
+
+READ = "leanloop_read"
+"""Marks a result message that carries data a tool returned (not a failure, not a
+repeat's reminder): what the loop counts as read in resumed steps."""
+
+
+@dataclass(frozen=True)
+class Round:
+    """One round of tool calls, done: what goes into the history and what the guard says."""
+
+    messages: list[BaseMessage]
+    """The messages carrying the results back, in the order of the calls."""
+    exhausted: bool
+    """The guard has seen enough repeats: the loop stops asking for tools."""
 
 
 @dataclass(frozen=True)
@@ -177,18 +203,100 @@ class ToolRunner:
         config: RunnableConfig,
         guard: CallGuard | None = None,
         question: str = "",
+        named: Callable[[], list[str]] | None = None,
     ) -> None:
         self.guard = guard
         self.question = question
+        self.named = named
+        """The workspace paths the request names (looked up on first use), for the
+        pruning pass's question about a file and handed to the tools with each call."""
+        self.repeat_rounds: set[int] = set()
+        """Ids of the replies and results of rounds made only of repeated calls: the
+        final-answer request leaves them out, since a model's own repeats prime more
+        repeats."""
         self.spec = spec
         self.registry = registry
         self.pruner = pruner
         self.prunable = frozenset(spec.pruning_tools) if pruner else frozenset()
         self.trigger = pruning_trigger(spec)
-        self.needs_room = pruner is not None and self.trigger == "budget"
-        """Whether :meth:`run` reads ``room_chars`` (only the budget trigger does)."""
         self.report = report
         self.config = config
+
+    @classmethod
+    def for_run(
+        cls,
+        *,
+        spec: AgentSpec,
+        registry: ToolRegistry,
+        pruning: tuple[BaseChatModel, int] | None,
+        chars_per_token: float,
+        profile: PromptProfile,
+        report: RunReport,
+        config: RunnableConfig,
+        question: str,
+        named: Callable[[], list[str]] | None = None,
+    ) -> ToolRunner:
+        """The runner of one run, with its own guard and pruner (their state is the run's).
+
+        ``pruning`` is the pruning model as the run sends it and the window it plans for.
+        """
+        pruner = None
+        if pruning is not None:
+            model, window = pruning
+            pruner = make_pruner(spec, model, window_tokens=window, chars_per_token=chars_per_token)
+        guard = CallGuard(
+            max_repeats=spec.max_repeated_calls,
+            fingerprint=workspace_fingerprint(spec.workspace),
+            rerun_pruned=profile.rerun_pruned,
+        )
+        return cls(
+            spec=spec,
+            registry=registry,
+            pruner=pruner,
+            report=report,
+            config=config,
+            guard=guard,
+            question=question,
+            named=named,
+        )
+
+    async def round(
+        self,
+        calls: Sequence[ToolCall],
+        *,
+        step: int,
+        history: Sequence[BaseMessage],
+        result_cap: int,
+        room_chars: int | None,
+        protocol: ToolProtocol,
+        profile: PromptProfile,
+        prefetch: bool = False,
+    ) -> Round:
+        """Run ``calls`` and carry their results back as messages; tell the guard.
+
+        A prefetch round (the reads before the first request) is not a round of the
+        model's: the guard's count of rounds leaves it out.
+        """
+        results = await self.run(
+            calls, step=step, history=history, result_cap=result_cap, room_chars=room_chars
+        )
+        messages = result_messages(
+            protocol,
+            profile,
+            self.report,
+            calls if prefetch else [r.call for r in results],
+            results,
+            step=step,
+            question=self.question,
+        )
+        if prefetch or self.guard is None:
+            return Round(messages, exhausted=False)
+        repeated = sum(r.repeated for r in results)
+        self.guard.end_round(repeated=repeated, ran=len(results) - repeated)
+        if repeated == len(results):
+            self.repeat_rounds.update(id(m) for m in (history[-1], *messages))
+        self.report.repeated_calls = self.guard.total_repeats
+        return Round(messages, exhausted=self.guard.exhausted)
 
     async def run(
         self,
@@ -214,7 +322,8 @@ class ToolRunner:
             question = self.question
             path = args.get("path")
             if isinstance(path, str):
-                question = question_about_file(question, path, requested_paths())
+                named = self.named() if self.named is not None else []
+                question = question_about_file(question, path, named)
             return task_context_from(history, question=question)
 
         ran = await asyncio.gather(*(self._execute(call, step=step) for call in accepted))
@@ -253,7 +362,9 @@ class ToolRunner:
             request = PruneRequest(prune=False)
         if isinstance(repeat, Repeat):
             return _Ran(call, args, request, meta, repeat=repeat)
-        outcome = await self.registry.run(call["name"], args, time_limit=self.spec.tool_timeout)
+        outcome = await self.registry.run(
+            call["name"], args, time_limit=self.spec.tool_timeout, request_paths=self.named
+        )
         if self._reads_on(outcome, args, request):
             outcome = await self._read_on(outcome)
         if outcome.timed_out:
@@ -290,7 +401,9 @@ class ToolRunner:
         offset = _next_offset(first.text)
         while offset is not None and size < self.registry.result_max_chars:
             args = {**first.args, "offset": offset, "limit": MAX_READ_LINES}
-            page = await self.registry.run(_READ_FILE, args, time_limit=self.spec.tool_timeout)
+            page = await self.registry.run(
+                _READ_FILE, args, time_limit=self.spec.tool_timeout, request_paths=self.named
+            )
             if not page.ok or "\n" not in page.text:
                 break
             text, footer = page.text.rsplit("\n", 1)
@@ -478,3 +591,46 @@ def _next_offset(text: str) -> int | None:
     footer = _FOOTER.search(text)
     found = _NEXT.search(footer[4] + "") if footer is not None else None
     return int(found[1]) if found is not None else None
+
+
+def result_messages(
+    protocol: ToolProtocol,
+    profile: PromptProfile,
+    report: RunReport,
+    calls: Sequence[ToolCall],
+    results: Sequence[CallResult],
+    *,
+    step: int,
+    question: str,
+) -> list[BaseMessage]:
+    """The messages carrying ``results`` back, with the profile's answer-turn line in text mode.
+
+    Each message gets an id the step's call records share (``result_id``), so the report
+    can say which results a later request trimmed.
+    """
+    messages = protocol.results(calls, [r.text for r in results], [r.ok for r in results])
+    # Pruned results are known by this mark, never by their text (tool output may forge it).
+    messages = mark_results(messages, results)
+    # Which messages carry data, for a later process of this turn (a resume).
+    read = [r.ok and not r.repeated for r in results]
+    flags = read if len(messages) == len(read) else [any(read)] * len(messages)
+    messages = [
+        m.model_copy(update={"additional_kwargs": {**m.additional_kwargs, READ: True}})
+        if flag
+        else m
+        for m, flag in zip(messages, flags, strict=True)
+    ]
+    records = [c for c in report.tool_calls if c.step == step]
+    for index, message in enumerate(messages):
+        message.id = f"leanloop-result-{step}-{index}"
+    for index, record in enumerate(records):
+        record.result_id = messages[min(index, len(messages) - 1)].id if messages else None
+    nudge = profile.answer_turn
+    if nudge and protocol.mode == "text" and messages:
+        last = messages[-1]
+        line = profile.with_question(nudge, question)
+        kwargs = {**last.additional_kwargs, ANSWER_TURN: True}
+        messages[-1] = last.model_copy(
+            update={"content": f"{last.text}\n\n{line}", "additional_kwargs": kwargs}
+        )
+    return messages

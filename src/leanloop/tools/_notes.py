@@ -1,27 +1,32 @@
-"""Let a tool tell the registry what it did, without changing what it returns.
+"""What the registry hands one tool call, and what the tool tells it back.
 
 A tool's result is plain text for the model; a run report also wants to know that, say,
 ``read_file`` read another path than the one asked for, or what the run of an
-``agent:NAME`` tool did. The registry opens a :func:`collecting` block around each call;
-inside it, :func:`add_note` records a remark for ``ToolOutcome.notes`` and
-:func:`add_sub_report` the report of a sub-run for ``ToolOutcome.sub_report``. A context
-variable keeps concurrent calls apart, and the :class:`Told` it holds is shared with the
-copies of the context LangChain and the worker threads make, so a tool running in a
-worker thread reaches the right call. Each :class:`Told` is numbered when its call
-starts (:func:`call_order`), so what several calls of one reply did can be put back in
-the order the model made them, however they finish.
+``agent:NAME`` tool did; and the workspace tools want the paths the run's request names
+(to offer, or read, the file the user meant). The registry makes a :class:`CallContext`
+for each call and hands it to the tool in the call's config (LangChain passes a tool the
+config of its call in a parameter annotated ``RunnableConfig``); the tool reads it with
+:func:`call_context` and records remarks with :meth:`Told.note` and the reports of its
+sub-runs with :meth:`Told.sub_report`, which end up in the call's ``ToolOutcome``. The
+config travels with the call (into a worker thread too), so overlapping calls never see
+each other's. Each :class:`Told` is numbered when its call starts (:attr:`Told.order`),
+so what several calls of one reply did can be put back in the order the model made
+them, however they finish.
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
-__all__ = ["Told", "add_note", "add_sub_report", "call_order", "collecting"]
+from langchain_core.runnables import RunnableConfig, ensure_config
+
+__all__ = ["CONFIG_KEY", "CallContext", "Told", "call_config", "call_context", "call_order"]
+
+CONFIG_KEY: Final = "leanloop_tool_call"
+"""Where the call's :class:`CallContext` is in the config's ``configurable``."""
 
 _CALLS: Iterator[int] = itertools.count()
 """Numbers every tool call the registry starts (:attr:`Told.order`)."""
@@ -38,52 +43,60 @@ class Told:
     sub_reports: list[dict[str, Any]] = field(default_factory=list)
     """Reports of the runs the call made (an ``agent:NAME`` tool: one per attempt)."""
     order: int = field(default_factory=lambda: next(_CALLS))
-    """When the call started, among every call of the process. The registry opens its
-    block before the call's first ``await``, and the loop starts the calls of one reply
-    in the order the model made them, so this order is the model's order."""
+    """When the call started, among every call of the process. The registry makes its
+    ``Told`` before the call's first ``await``, and the loop starts the calls of one
+    reply in the order the model made them, so this order is the model's order."""
+
+    def note(self, note: str, *, repair: bool = True) -> None:
+        """Record ``note`` for the call's record.
+
+        Args:
+            note: One line for the call's record.
+            repair: Whether the note says what the tool mended (a path read instead of
+                the one asked for), which makes the call count as repaired; ``False`` for
+                a plain remark (the summary of a sub-run).
+        """
+        self.notes.append(note)
+        self.repaired = self.repaired or repair
+
+    def sub_report(self, report: Mapping[str, Any]) -> None:
+        """Record the JSON-ready ``report`` of a run the call made.
+
+        The report is copied (its top level), so the caller's dict can go on changing
+        without changing what was recorded.
+        """
+        self.sub_reports.append(dict(report))
 
 
-_SINK: ContextVar[Told | None] = ContextVar("leanloop_tool_notes", default=None)
+@dataclass(frozen=True, slots=True)
+class CallContext:
+    """What the registry hands one tool call."""
+
+    told: Told
+    """Where the tool tells the registry what it did."""
+    request_paths: Callable[[], Sequence[str]] | None = None
+    """The workspace paths the run's request names (looked up on first use); ``None``
+    when the call is not part of a run."""
 
 
-@contextmanager
-def collecting() -> Iterator[Told]:
-    """Collect what tools tell while the block runs (into the :class:`Told` it yields)."""
-    told = Told()
-    token = _SINK.set(told)
-    try:
-        yield told
-    finally:
-        _SINK.reset(token)
+def call_config(context: CallContext) -> RunnableConfig:
+    """The config to invoke a tool with: the run's config, plus ``context`` for the call.
 
-
-def call_order() -> int:
-    """The running call's :attr:`Told.order`; outside the registry, a number taken now."""
-    told = _SINK.get()
-    return told.order if told is not None else next(_CALLS)
-
-
-def add_note(note: str, *, repair: bool = True) -> None:
-    """Record ``note`` for the tool call that is running (ignored outside the registry).
-
-    Args:
-        note: One line for the call's record.
-        repair: Whether the note says what the tool mended (a path read instead of the
-            one asked for), which makes the call count as repaired; ``False`` for a plain
-            remark (the summary of a sub-run).
+    ``ensure_config()`` is the config LangChain would give the call anyway (the run's
+    callbacks, tags and ``configurable``); ``context`` is added to a copy of it.
     """
-    told = _SINK.get()
-    if told is not None:
-        told.notes.append(note)
-        told.repaired = told.repaired or repair
+    config = ensure_config()
+    config["configurable"] = {**config.get("configurable", {}), CONFIG_KEY: context}
+    return config
 
 
-def add_sub_report(report: Mapping[str, Any]) -> None:
-    """Record the JSON-ready ``report`` of a run the running tool call made.
+def call_context(config: RunnableConfig | None) -> CallContext | None:
+    """The :class:`CallContext` in a tool call's ``config``; ``None`` outside the registry."""
+    found = (config or {}).get("configurable", {}).get(CONFIG_KEY)
+    return found if isinstance(found, CallContext) else None
 
-    Ignored outside the registry. The report is copied (its top level), so the caller's
-    dict can go on changing without changing what was recorded.
-    """
-    told = _SINK.get()
-    if told is not None:
-        told.sub_reports.append(dict(report))
+
+def call_order(config: RunnableConfig | None) -> int:
+    """The call's :attr:`Told.order`; outside the registry, a number taken now."""
+    context = call_context(config)
+    return context.told.order if context is not None else next(_CALLS)

@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from leanloop.tools._notes import add_note
+from leanloop.tools._notes import Told
 from leanloop.tools._paths import (
     PathRefused,
     close_paths,
@@ -45,6 +45,9 @@ class PathHelp:
     repair: bool = False
     """Use the one existing hinted path instead of a missing one (or, for a file when the
     request names nothing that exists, the workspace's only file)."""
+    told: Told | None = None
+    """Where a repair is told to the registry (the call's :class:`Told`); ``None``
+    outside the registry."""
 
     def existing_hints(self, base: Path, *, want: str) -> list[str]:
         """The hinted paths that exist (files only for ``want="file"``), as shown paths."""
@@ -98,7 +101,7 @@ def missing_path(
     Returns:
         The path to use instead (the one the request names, or the workspace's only
         file), and the note saying so for the result (it is also recorded with
-        ``add_note`` for the registry's outcome).
+        :attr:`PathHelp.told` for the registry's outcome).
 
     Raises:
         PathRefused: ``no such file: app.yml (did you mean: config/app.yaml?; named in
@@ -108,7 +111,7 @@ def missing_path(
     hinted = path_help.existing_hints(base, want=want)
     if path_help.repair and len(hinted) == 1:
         note = f'no {kind} "{path}"; {verb} "{hinted[0]}" (named in the request) instead'
-        add_note(note)
+        _tell(path_help, note)
         return resolve_inside(base, hinted[0]), note
     # A request that names a folder (or anything that exists) keeps its error: the model
     # may have meant something there. Otherwise one file is all the model can mean.
@@ -117,7 +120,7 @@ def missing_path(
     if only is not None:
         shown = display_path(base, only)
         note = f'no file "{path}"; {verb} "{shown}" (the only file in the workspace) instead'
-        add_note(note)
+        _tell(path_help, note)
         return resolve_inside(base, shown), note
     if Path(path).is_absolute():
         msg = f'path "{path}" is outside the workspace; use a path relative to its root'
@@ -140,3 +143,8 @@ def _only_file(base: Path) -> Path | None:
             return None
         found = path
     return found
+
+
+def _tell(path_help: PathHelp, note: str) -> None:
+    if path_help.told is not None:
+        path_help.told.note(note)

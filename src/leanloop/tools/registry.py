@@ -73,7 +73,7 @@ from leanloop.tools._arguments import (
     describe_parameters,
     parameter_names,
 )
-from leanloop.tools._notes import Told, collecting
+from leanloop.tools._notes import CallContext, Told, call_config
 from leanloop.tools._watchdog import Overrun, tool_codes, watch
 from leanloop.tools._worker import blocks_in_executor, in_worker
 from leanloop.tools.repair import close_tool_names, format_call, repair_call
@@ -139,7 +139,7 @@ class ToolOutcome:
         retries: Times the call was made again after a transient error.
         time_limit: The time limit the call ran under (the tool's own, else the one given).
         sub_report: The report of the run the call made, as a JSON-ready dict (an
-            ``agent:NAME`` tool, through :func:`~leanloop.tools._notes.add_sub_report`;
+            ``agent:NAME`` tool, through :meth:`~leanloop.tools._notes.Told.sub_report`;
             after retries, the last attempt's); ``None`` for other tools.
         blocked_loop: The tool blocked the event loop past its time limit (a blocking
             call in an async tool), so the limit could not stop it in time; ``text``
@@ -180,7 +180,7 @@ class _Draft:
     told: list[str] = field(default_factory=list)
     """Notes the tool wrote into its own result; only recorded."""
     told_repair: bool = False
-    """Whether a note the tool told was of a repair (see :func:`._notes.add_note`)."""
+    """Whether a note the tool told was of a repair (see :meth:`._notes.Told.note`)."""
     dropped: tuple[str, ...] = ()
     retries: int = 0
     time_limit: float | None = None
@@ -262,7 +262,12 @@ class ToolRegistry:
         return _parameters(tool) if tool is not None else ()
 
     async def run(
-        self, name: str, args: Mapping[str, Any], *, time_limit: float | None = None
+        self,
+        name: str,
+        args: Mapping[str, Any],
+        *,
+        time_limit: float | None = None,
+        request_paths: Callable[[], Sequence[str]] | None = None,
     ) -> ToolOutcome:
         """Run tool ``name`` with ``args``; never raises except on cancellation.
 
@@ -273,6 +278,9 @@ class ToolRegistry:
                 :class:`ToolPolicy` sets its own. A call that takes longer is given up:
                 an async tool is cancelled, a sync one is abandoned in its worker thread;
                 the outcome says ``timed out after N s``.
+            request_paths: The workspace paths the run's request names, handed to the
+                tool with the call (:class:`~leanloop.tools._notes.CallContext`); ``None``
+                outside a run.
 
         Returns:
             The outcome; ``outcome.text`` goes to the model as the tool result.
@@ -296,16 +304,20 @@ class ToolRegistry:
         if policy.timeout is not None:
             time_limit = policy.timeout
         draft.time_limit = time_limit
-        with collecting() as told:
-            try:
-                result = await self._attempts(tool, check.args, policy, time_limit, draft)
-            except _TimedOut:
-                draft.take(told)
-                return self._timed_out(draft, tool.name, time_limit)
-            except Exception as exc:  # the whole point: a failing tool is a message, not a crash
-                draft.take(told)
-                self._warn_overrun(draft, tool.name)
-                return self._finish(draft, f"error: {_failure(tool.name, exc)}", ok=False)
+        # What the tool is handed with the call and tells back: numbered before any await.
+        context = CallContext(Told(), request_paths)
+        told = context.told
+        try:
+            result = await self._attempts(
+                tool, check.args, policy, time_limit, draft, context=context
+            )
+        except _TimedOut:
+            draft.take(told)
+            return self._timed_out(draft, tool.name, time_limit)
+        except Exception as exc:  # the whole point: a failing tool is a message, not a crash
+            draft.take(told)
+            self._warn_overrun(draft, tool.name)
+            return self._finish(draft, f"error: {_failure(tool.name, exc)}", ok=False)
         draft.take(told)
         self._warn_overrun(draft, tool.name)
         try:  # inside the guard: a result that cannot become text is a failure too
@@ -322,6 +334,8 @@ class ToolRegistry:
         policy: ToolPolicy,
         time_limit: float | None,
         draft: _Draft,
+        *,
+        context: CallContext,
     ) -> Any:
         """Call ``tool``, again after a transient error while retries are left.
 
@@ -329,7 +343,7 @@ class ToolRegistry:
         """
         codes = self._codes.get(tool.name, frozenset())
         if policy.retries <= 0:
-            return await _bounded(_invoke(tool, args), time_limit, codes, draft)
+            return await _bounded(_invoke(tool, args, context), time_limit, codes, draft)
 
         def note_retry(state: RetryCallState) -> None:
             draft.retries = state.attempt_number
@@ -346,7 +360,7 @@ class ToolRegistry:
         )
 
         async def attempt() -> Any:
-            return await _bounded(_invoke(tool, args), time_limit, codes, draft)
+            return await _bounded(_invoke(tool, args, context), time_limit, codes, draft)
 
         return await retrying(attempt)
 
@@ -486,13 +500,16 @@ def _count(count: int, noun: str) -> str:
     return f"{count:,} {noun}{'' if count == 1 else 's'}"
 
 
-async def _invoke(tool: BaseTool, args: dict[str, Any]) -> Any:
-    """``tool.ainvoke(args)``, a sync-only tool run in a daemon worker thread instead."""
+async def _invoke(tool: BaseTool, args: dict[str, Any], context: CallContext) -> Any:
+    """``tool.ainvoke(args)``, a sync-only tool run in a daemon worker thread instead.
+
+    The call's config is the run's, with ``context`` for the tool (:mod:`._notes`).
+    """
+    config = call_config(context)
     if blocks_in_executor(tool):
-        # Same input and config (LangChain reads the run's config from the context the
-        # worker copies); only the thread differs: one the process never waits for.
-        return await in_worker(tool.invoke, args)
-    return await tool.ainvoke(args)
+        # Same input and config; only the thread differs: one the process never waits for.
+        return await in_worker(tool.invoke, args, config)
+    return await tool.ainvoke(args, config)
 
 
 async def _bounded(

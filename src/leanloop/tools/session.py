@@ -20,6 +20,7 @@ import re
 from collections.abc import Awaitable, Callable, Sequence
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, StructuredTool
 
 from leanloop.pruning.markers import escape_reserved
@@ -125,8 +126,9 @@ def note_tool(save: Callable[[str, int], Awaitable[None]]) -> BaseTool:
     the model made them.
     """
 
-    async def note(text: str) -> str:
-        order = call_order()
+    # LangChain hands the function the call's config (the parameter typed RunnableConfig).
+    async def note(text: str, config: RunnableConfig) -> str:
+        order = call_order(config)
         text = " ".join(text.split())
         if not text:
             return "Nothing noted: the note was empty."

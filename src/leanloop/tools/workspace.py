@@ -18,10 +18,10 @@ Example::
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 
+from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import BaseModel, Field
 
@@ -34,6 +34,7 @@ from leanloop.tools._filetools import (
     MAX_READ_LINES,
     MAX_SEARCH_RESULTS,
 )
+from leanloop.tools._notes import call_context
 from leanloop.tools._pathhelp import PathHelp
 from leanloop.tools._paths import PathRefused, resolve_inside
 from leanloop.tools._worker import in_worker
@@ -123,7 +124,8 @@ def workspace_tools(
         path_hints: Called when a path is missing; returns the workspace paths named in
             the user's request (relative to ``root``, or absolute inside it). Those that
             exist are listed in the error (``named in the request: ...``). Called at each
-            miss, so a caller can change them per run (a ``ContextVar``'s ``get`` works).
+            miss. A call the registry makes as part of a run is handed the run's own
+            request paths instead (:class:`~leanloop.tools._notes.CallContext`).
         repair_paths: When a requested path is missing and exactly one hinted path
             exists, use that one instead; the result starts with ``[no file "app.yml";
             read "config/app.yaml" (named in the request) instead]``.
@@ -140,38 +142,56 @@ def workspace_tools(
     if not base.is_dir():
         msg = f"workspace {str(root)!r} is not an existing folder"
         raise ToolError(msg)
-    path_help = PathHelp(hints=path_hints, repair=repair_paths)
-    read = functools.partial(_filetools.read_file, base, path_help=path_help)
-    find = functools.partial(_filetools.search, base, path_help=path_help)
-    listing = functools.partial(_filetools.list_files, base, path_help=path_help)
 
-    def read_file(path: str, offset: int = 1, limit: int = DEFAULT_READ_LINES) -> str:
-        return read(path, offset, limit)
+    def helped(config: RunnableConfig | None) -> PathHelp:
+        """The path help of one call: the run's request paths when the registry hands
+        them over with the call (:mod:`._notes`), else ``path_hints``."""
+        context = call_context(config)
+        hints = path_hints
+        if context is not None and context.request_paths is not None:
+            hints = context.request_paths
+        told = context.told if context is not None else None
+        return PathHelp(hints=hints, repair=repair_paths, told=told)
 
-    async def aread_file(path: str, offset: int = 1, limit: int = DEFAULT_READ_LINES) -> str:
-        return await in_worker(read, path, offset, limit)
+    read, find, listing = _filetools.read_file, _filetools.search, _filetools.list_files
+
+    # LangChain hands each function the call's config (the parameter typed RunnableConfig).
+    def read_file(
+        path: str, offset: int = 1, limit: int = DEFAULT_READ_LINES, *, config: RunnableConfig
+    ) -> str:
+        return read(base, path, offset, limit, path_help=helped(config))
+
+    async def aread_file(
+        path: str, offset: int = 1, limit: int = DEFAULT_READ_LINES, *, config: RunnableConfig
+    ) -> str:
+        return await in_worker(read, base, path, offset, limit, path_help=helped(config))
 
     def search(
         pattern: str,
         path: str = ".",
         glob: str | None = None,
         max_results: int = DEFAULT_SEARCH_RESULTS,
+        *,
+        config: RunnableConfig,
     ) -> str:
-        return find(pattern, path, glob, max_results)
+        return find(base, pattern, path, glob, max_results, path_help=helped(config))
 
     async def asearch(
         pattern: str,
         path: str = ".",
         glob: str | None = None,
         max_results: int = DEFAULT_SEARCH_RESULTS,
+        *,
+        config: RunnableConfig,
     ) -> str:
-        return await in_worker(find, pattern, path, glob, max_results)
+        help_ = helped(config)
+        return await in_worker(find, base, pattern, path, glob, max_results, path_help=help_)
 
-    def list_files(path: str = ".", glob: str = "**/*") -> str:
-        return listing(path, glob)
+    def list_files(path: str = ".", glob: str = "**/*", *, config: RunnableConfig) -> str:
+        return listing(base, path, glob, path_help=helped(config))
 
-    async def alist_files(path: str = ".", glob: str = "**/*") -> str:
-        return await in_worker(listing, path, glob)
+    async def alist_files(path: str = ".", glob: str = "**/*", *, config: RunnableConfig) -> str:
+        return await in_worker(listing, base, path, glob, path_help=helped(config))
 
     return [
         _structured("read_file", read_file, aread_file, ReadFileArgs),
