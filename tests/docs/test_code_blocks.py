@@ -80,7 +80,7 @@ EXPECTED_REFUSALS = {"--resume": "error: session 't1' has no unfinished turn to 
 """Commands that, run in order on a fresh folder, must be refused (exit 2) with this line:
 ``--resume`` finishes a turn whose process died, and here the turn before it ended."""
 
-OTHER_PROGRAMS = ("export", "curl")
+OTHER_PROGRAMS = ("export", "curl", "echo")
 """Commands besides ``leanloop`` that shell blocks run, through bash."""
 
 SERVE_WAIT_S = 90.0

@@ -1,4 +1,4 @@
-"""The ``leanloop`` command: validate, run, window, report, schema, local, demo.
+"""The ``leanloop`` command: validate, run, chat, window, report, schema, local, demo.
 
 Exit codes (``leanloop --help`` lists them too):
 
@@ -18,14 +18,14 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import io
 import json
 import logging
 import os
 import shlex
 import sys
 import threading
-from collections.abc import Coroutine, Mapping, Sequence
+import warnings
+from collections.abc import Coroutine, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar, cast
 
@@ -87,17 +87,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         if "--json" in (words[: words.index("--")] if "--" in words else words):
             _print_json_error(str(exc))
         return EXIT_BAD_INPUT
-    verbose = getattr(args, "verbose", False)
-    logging.basicConfig(
-        level=logging.WARNING, format="leanloop: %(levelname)s: %(message)s", force=True
-    )
-    logging.getLogger("leanloop").setLevel(logging.DEBUG if verbose else logging.WARNING)
     _interrupt_said.clear()
     _interrupt_json.clear()
     if getattr(args, "json", False):
         _interrupt_json.set()
     try:
-        code: int = args.handler(args)
+        with _noise(args):
+            code: int = args.handler(args)
     except SpecError as exc:
         _json_error(args, str(exc))
         for issue in exc.issues:
@@ -128,6 +124,32 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {message}", file=sys.stderr)
         return EXIT_BAD_INPUT
     return code
+
+
+@contextlib.contextmanager
+def _noise(args: argparse.Namespace) -> Iterator[None]:
+    """Log and warn on stderr as ``-v``/``-q`` ask while a command runs.
+
+    ``-q`` leaves only errors: no leanloop warnings, no logged library warnings, and no
+    Python warnings (pydantic's, LangChain's deprecations). The warning filters are
+    restored afterwards, since main() also runs inside other programs (tests, notebooks).
+    """
+    verbose = getattr(args, "verbose", False)
+    quiet = bool(getattr(args, "quiet", False))
+    logging.basicConfig(
+        level=logging.WARNING, format="leanloop: %(levelname)s: %(message)s", force=True
+    )
+    if quiet:
+        # On the handler, not just the root logger: a library logger with a level of its
+        # own (LangChain's, httpx's) would otherwise still reach stderr.
+        for handler in logging.getLogger().handlers:
+            handler.setLevel(logging.ERROR)
+    level = logging.DEBUG if verbose else logging.ERROR if quiet else logging.WARNING
+    logging.getLogger("leanloop").setLevel(level)
+    with warnings.catch_warnings():
+        if quiet:
+            warnings.simplefilter("ignore")
+        yield
 
 
 class _UsageError(Exception):
@@ -357,19 +379,9 @@ def _parser() -> argparse.ArgumentParser:
     noise.add_argument("--verbose", "-v", action="store_true", help="debug logs on stderr")
     run.set_defaults(handler=_run)
 
-    chat = sub.add_parser(
-        "chat",
-        help="talk with an agent, turn after turn (a session)",
-        description="Read questions from stdin, one per line, and stream each answer; the "
-        "conversation is a session (--session ID continues one). Ctrl-D or /exit ends it.",
-    )
-    chat.add_argument("file", help="the agents YAML file")
-    chat.add_argument("--agent", help="the agent's name (optional when the file has one)")
-    chat.add_argument("--session", metavar="ID", help="the session (default: a new one)")
-    chat_noise = chat.add_mutually_exclusive_group()
-    chat_noise.add_argument("--quiet", "-q", action="store_true", help="print answers only")
-    chat_noise.add_argument("--verbose", "-v", action="store_true", help="debug logs on stderr")
-    chat.set_defaults(handler=_chat)
+    batch = sub.add_parser("batch", help="run agents on every task of a JSONL file (resumable)")
+    _batch_arguments(batch)
+    batch.set_defaults(handler=_batch)
 
     window = sub.add_parser("window", help="show each agent's context window and its source")
     window.add_argument("file", help="the agents YAML file")
@@ -390,8 +402,11 @@ def _parser() -> argparse.ArgumentParser:
     schema.add_argument("--path", action="store_true", help="print the installed file's path")
     schema.set_defaults(handler=_schema)
 
-    from leanloop.cli.local import register  # noqa: PLC0415 - keep module import cheap
+    # Registered here, in the order --help lists them; each module stays cheap to import.
+    from leanloop.cli.chat import register as register_chat  # noqa: PLC0415
+    from leanloop.cli.local import register  # noqa: PLC0415
 
+    register_chat(sub)
     register(sub)
     return parser
 
@@ -423,6 +438,18 @@ def _schema(args: argparse.Namespace) -> int:
     text = schema.read_text(encoding="utf-8")
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
     return EXIT_OK
+
+
+def _batch_arguments(parser: argparse.ArgumentParser) -> None:
+    from leanloop.batch.command import add_arguments  # noqa: PLC0415 - no LangChain, no Ray
+
+    add_arguments(parser)
+
+
+def _batch(args: argparse.Namespace) -> int:
+    from leanloop.batch.command import batch_command  # noqa: PLC0415
+
+    return batch_command(args, _run_interruptible)
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -528,54 +555,6 @@ async def _stream(
         sys.stdout.write("\n" if answer and not answer.endswith("\n") else "")
         sys.stdout.flush()
     return answer.strip(), report
-
-
-def _chat(args: argparse.Namespace) -> int:
-    """``leanloop chat``: one turn per stdin line, each answer streamed, in one session."""
-    import uuid  # noqa: PLC0415
-
-    from leanloop.agent import LLMAgent  # noqa: PLC0415
-    from leanloop.sessions.configurable import not_utf8  # noqa: PLC0415
-
-    given = _session_id(args)
-    agent = LLMAgent.from_file(args.file, args.agent)
-    thread = given if given is not None else f"chat-{uuid.uuid4().hex[:12]}"
-    args.session = thread  # what a resume hint names
-    if given is None:
-        print(f"leanloop: session {thread} (continue it with --session {thread})", file=sys.stderr)
-    if isinstance(sys.stdin, io.TextIOWrapper):  # bytes that are not UTF-8: refused below
-        sys.stdin.reconfigure(errors="surrogateescape")
-    code = EXIT_OK
-    number = 0
-    while True:
-        if sys.stdin.isatty():
-            print("> ", end="", file=sys.stderr, flush=True)
-        line = sys.stdin.readline()
-        number += 1
-        if not line or line.strip() in ("/exit", "/quit"):
-            return code
-        question = line.strip()
-        if not question:
-            continue
-        problem = not_utf8(line.rstrip("\r\n"))
-        if problem is not None:  # the session goes on: the line can be typed again
-            print(
-                f"error: line {number} is not UTF-8 text: {problem}; it was not sent",
-                file=sys.stderr,
-            )
-            code = EXIT_BAD_INPUT if code == EXIT_OK else code
-            continue
-        session = {"thread_id": thread, "resume": False}
-        try:
-            _, report = _run_interruptible(
-                _stream(agent, question, show=True, quiet=args.quiet, session=session)
-            )
-        except RunFailed as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            code = EXIT_FAILED
-            continue
-        if not args.quiet:
-            print(summary_line(report), file=sys.stderr)
 
 
 def _emit_report(

@@ -10,6 +10,12 @@ loop's custom events into short lines on a text stream (stderr in the CLI)::
     [  9.8s] step 2 · trimmed 2 results · 5,120 → 3,010 tokens
     [ 12.0s] step 2 · pruning read_file fell back to the raw output (timeout)
 
+The lines of a sub-agent's run (an ``agent:NAME`` tool) are indented, two spaces a level,
+and start with the sub-agent's name, so they stand apart from the caller's::
+
+    [  2.0s]   researcher › step 1 · read_file(path=notes.txt) · ok · 18 chars
+    [  2.3s] step 1 · researcher(task=find the port) · ok · 17 chars
+
 Colour is used only on a terminal and never when ``NO_COLOR`` is set.
 """
 
@@ -18,9 +24,12 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Sequence
 from typing import Any, TextIO
+from uuid import UUID
 
 from leanloop import events
+from leanloop.tools.agents import sub_agents_of
 
 __all__ = ["ProgressPrinter", "use_colour"]
 
@@ -36,26 +45,55 @@ def use_colour(stream: TextIO) -> bool:
 
 
 class ProgressPrinter(events.EventRecorder):
-    """Prints one line per step, call, trim, pruning pass and fallback to ``stream``."""
+    """Prints one line per step, call, trim, pruning pass and fallback to ``stream``.
+
+    A sub-agent's lines are indented and prefixed with its name (see the module).
+    """
 
     def __init__(self, stream: TextIO, *, colour: bool | None = None) -> None:
         super().__init__()
         self.stream = stream
         self.colour = use_colour(stream) if colour is None else colour
         self.started = time.monotonic()
-        self._window_told = False
+        self._window_told: set[tuple[str, ...]] = set()
 
-    async def record(self, name: str, data: dict[str, Any]) -> None:
-        """Keep the event and print its line(s)."""
+    async def on_custom_event(
+        self,
+        name: str,
+        data: Any,
+        *,
+        run_id: UUID,
+        tags: list[str] | None = None,
+        metadata: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        """Receive one custom event; its metadata says which sub-agent's run sent it."""
+        await self.record(name, dict(data), agents=sub_agents_of(metadata))
+
+    async def record(self, name: str, data: dict[str, Any], *, agents: Sequence[str] = ()) -> None:
+        """Keep the event and print its line(s).
+
+        Args:
+            name: The event's name (:mod:`leanloop.events`).
+            data: The event's payload.
+            agents: The sub-agents whose run sent it, outermost first; empty for the
+                caller's own run.
+        """
         await super().record(name, data)
-        for line, tone in self.lines(name, data):
-            self._print(line, tone)
+        for line, tone in self.lines(name, data, agents=agents):
+            self._print(_nested(line, agents), tone)
 
-    def lines(self, name: str, data: dict[str, Any]) -> list[tuple[str, str]]:
-        """The lines (and their tone: ``""``, ``dim``, ``warn``, ``bad``) for one event."""
+    def lines(
+        self, name: str, data: dict[str, Any], *, agents: Sequence[str] = ()
+    ) -> list[tuple[str, str]]:
+        """The lines (and their tone: ``""``, ``dim``, ``warn``, ``bad``) for one event.
+
+        ``agents`` names the sub-run that sent it (its window is told once, as the
+        caller's is); the lines come without the sub-agent's indent and name.
+        """
         step = data.get("step", "-")
         if name == events.BUDGET:
-            return [self._budget_line(step, data)]
+            return [self._budget_line(step, data, tuple(agents))]
         if name == events.STEP:
             return [
                 _call_line(step, call, prefetch=bool(data.get("prefetch")))
@@ -63,8 +101,8 @@ class ProgressPrinter(events.EventRecorder):
             ]
         if name == events.TRIMMED:
             text = (
-                f"step {step} · trimmed {data['count']} results · "
-                f"{data['tokens_before']:,} → {data['tokens_after']:,} tokens"
+                f"step {step} · trimmed {_count(data['count'], 'result')} · "
+                f"{data['tokens_before']:,} → {_count(data['tokens_after'], 'token')}"
             )
             return [(text, "warn")]
         if name == events.PRUNED:
@@ -81,13 +119,16 @@ class ProgressPrinter(events.EventRecorder):
             return [(f"the server refused native tools: text mode from now on ({reason})", "warn")]
         return []
 
-    def _budget_line(self, step: Any, data: dict[str, Any]) -> tuple[str, str]:
+    def _budget_line(
+        self, step: Any, data: dict[str, Any], agents: tuple[str, ...]
+    ) -> tuple[str, str]:
         estimate, ceiling = data["estimate"], max(data["ceiling"], 1)
         text = f"step {step} · {estimate:,} / {ceiling:,} tokens ({100 * estimate / ceiling:.0f}%)"
-        if self._window_told or not data.get("window"):
+        if agents in self._window_told or not data.get("window"):
             return text, "dim"
-        # Once per run: the window the budget rests on, and whether it is only a guess.
-        self._window_told = True
+        # Once per agent: the window the budget rests on, and whether it is only a guess
+        # (a sub-agent has a model, and so a window, of its own).
+        self._window_told.add(agents)
         source = str(data.get("window_source") or "?")
         guess = source.startswith("default")
         text += f" · window {data['window']:,} ({source}{', a guess' if guess else ''})"
@@ -101,6 +142,13 @@ class ProgressPrinter(events.EventRecorder):
         print(stamp + line, file=self.stream, flush=True)
 
 
+def _nested(line: str, agents: Sequence[str]) -> str:
+    """``line`` as a sub-agent's: indented two spaces a level, after the agent's name."""
+    if not agents:
+        return line
+    return f"{'  ' * len(agents)}{agents[-1]} › {line}"
+
+
 def _call_line(step: Any, call: dict[str, Any], *, prefetch: bool) -> tuple[str, str]:
     args = ", ".join(f"{k}={_short(v)}" for k, v in call["args"].items())
     head = f"step {step} · {call['name']}({args})"
@@ -108,13 +156,14 @@ def _call_line(step: Any, call: dict[str, Any], *, prefetch: bool) -> tuple[str,
     if call.get("repeated"):
         return f"{head} · repeat, not run", "warn"
     if not call.get("ok", True):
-        return f"{head} · failed · {out:,} chars", "bad"
+        return f"{head} · failed · {_count(out, 'char')}", "bad"
     status = "prefetched" if prefetch else "ok"
     if call.get("cut_from"):
-        return f"{head} · {status} · cut {call['cut_from']:,} → {out:,} chars", "warn"
+        return f"{head} · {status} · cut {call['cut_from']:,} → {_count(out, 'char')}", "warn"
     if call.get("pruned"):
-        return f"{head} · {status} · pruned {call.get('chars_raw', 0):,} → {out:,} chars", ""
-    return f"{head} · {status} · {out:,} chars", ""
+        raw = call.get("chars_raw", 0)
+        return f"{head} · {status} · pruned {raw:,} → {_count(out, 'char')}", ""
+    return f"{head} · {status} · {_count(out, 'char')}", ""
 
 
 def _pruned_line(step: Any, data: dict[str, Any]) -> tuple[str, str]:
@@ -126,13 +175,18 @@ def _pruned_line(step: Any, data: dict[str, Any]) -> tuple[str, str]:
         )
     unread = data.get("unread") or []
     text = (
-        f"step {step} · pruned {tool} · {data['chars_raw']:,} → {data['chars_out']:,} chars"
-        f" · {data.get('chunks', 1)} chunks · {data.get('seconds', 0):.1f} s"
+        f"step {step} · pruned {tool} · {data['chars_raw']:,} → {_count(data['chars_out'], 'char')}"
+        f" · {_count(data.get('chunks', 1), 'chunk')} · {data.get('seconds', 0):.1f} s"
     )
     if unread:
         shown = ", ".join(f"{first}-{last} ({why})" for first, last, why in unread)
         return f"{text} · lines {shown} not read", "warn"
     return text, ""
+
+
+def _count(number: int, noun: str) -> str:
+    """``1 char``, ``2 chars``: a count with its noun, singular for one."""
+    return f"{number:,} {noun}" if number == 1 else f"{number:,} {noun}s"
 
 
 def _short(value: Any, limit: int = 40) -> str:

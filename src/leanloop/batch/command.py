@@ -1,0 +1,168 @@
+"""``leanloop batch``: run an agents file's agents on every task of a JSONL file.
+
+The command checks everything before a task runs (the agents file, every task line, the
+results file, each agent's model), so bad input is one located line per problem and exit
+2, never a half-run batch. Then it runs the tasks the results file lacks, here
+(:mod:`leanloop.batch.runner`) or on Ray (:mod:`leanloop.batch.ray_runner`), shows a
+progress bar on a terminal, and prints the summary on stdout.
+
+Exit 0 when every task has a result and none failed; 1 when a task failed or was left
+without a result (a run of the batch again retries only those without one).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from collections.abc import Callable, Coroutine
+from pathlib import Path
+from typing import Any, TypeVar
+
+from leanloop.batch.results import ResultsFile
+from leanloop.batch.summary import ProgressBar, summarize
+from leanloop.batch.tasks import read_tasks
+from leanloop.exceptions import SpecError, SpecIssue
+
+__all__ = ["add_arguments", "batch_command"]
+
+T = TypeVar("T")
+Runner = Callable[[Coroutine[Any, Any, T]], T]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add ``batch``'s arguments to its subparser (no import beyond argparse)."""
+    parser.add_argument("file", help="the agents YAML file")
+    parser.add_argument(
+        "tasks",
+        help='the tasks, one JSON object a line: {"id", "question", '
+        '"agent"?, "expected"?} (expected: a regular expression)',
+    )
+    parser.add_argument(
+        "--out",
+        required=True,
+        type=Path,
+        metavar="PATH",
+        help="the results file (JSONL), appended to: ids it holds are skipped",
+    )
+    parser.add_argument("--agent", help="the agent of tasks without an agent key")
+    parser.add_argument(
+        "--concurrency",
+        type=int,
+        metavar="N",
+        help="tasks run at once (default 1; with --ray, the cluster's CPUs)",
+    )
+    parser.add_argument(
+        "--ray",
+        nargs="?",
+        const="",
+        metavar="ADDRESS",
+        help="run the tasks on the Ray cluster at ADDRESS, or on a local one (leanloop[ray])",
+    )
+
+
+def batch_command(args: argparse.Namespace, run: Runner[Any]) -> int:
+    """Run ``leanloop batch`` with parsed ``args``; ``run`` runs a coroutine to its end.
+
+    ``run`` is the CLI's interruptible ``asyncio.run`` (Ctrl-C ends the batch promptly;
+    the results written until then are on disk).
+
+    Raises:
+        SpecError: Bad input, one located issue per problem (the CLI exits 2).
+        LeanloopError: ``--ray`` without Ray installed, or no cluster (the CLI exits 1).
+    """
+    from leanloop.spec import load_specs  # noqa: PLC0415
+
+    if args.concurrency is not None and args.concurrency < 1:
+        raise SpecError([SpecIssue("--concurrency", None, None, "", "must be at least 1")])
+    agents_file = Path(args.file)
+    specs = load_specs(agents_file)
+    if args.agent is not None and args.agent not in specs:
+        names = ", ".join(specs)
+        raise SpecError(
+            [
+                SpecIssue(
+                    "--agent",
+                    None,
+                    None,
+                    "",
+                    f"no agent named {args.agent!r} in {args.file} (it has {names})",
+                )
+            ]
+        )
+    tasks = read_tasks(args.tasks, list(specs), default_agent=args.agent)
+    if _same_file(Path(args.tasks), args.out):
+        raise SpecError([SpecIssue("--out", None, None, "", f"{args.out} is the tasks file")])
+    _build_agents(specs, {task.agent for task in tasks})
+    with ResultsFile.open(args.out) as results:
+        todo = [task for task in tasks if task.id not in results.records]
+        skipped = len(tasks) - len(todo)
+        bar = ProgressBar(sys.stderr, total=len(tasks), done=skipped)
+        started = time.monotonic()
+        lost: list[Any] = []
+        try:
+            if args.ray is None:
+                from leanloop.batch.runner import run_local  # noqa: PLC0415
+
+                run(
+                    run_local(
+                        specs, todo, results, concurrency=args.concurrency or 1, on_result=bar
+                    )
+                )
+            else:
+                from leanloop.batch.ray_runner import run_ray  # noqa: PLC0415
+
+                outcome = run_ray(
+                    agents_file,
+                    specs,
+                    todo,
+                    results,
+                    address=args.ray or None,
+                    concurrency=args.concurrency,
+                    on_result=bar,
+                )
+                lost = outcome.lost
+        finally:
+            bar.close()
+        summary = summarize(
+            [task.id for task in tasks],
+            results.records,
+            ran=len(todo) - len(lost),
+            skipped=skipped,
+            wall_seconds=time.monotonic() - started,
+        )
+    for task, why in lost:
+        print(
+            f"error: {args.tasks}:{task.line}: task {task.id!r} has no result: {why}",
+            file=sys.stderr,
+        )
+    for line in summary.lines():
+        print(line)
+    return 0 if summary.failed == 0 and summary.missing == 0 else 1
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return b.exists() and os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def _build_agents(specs: dict[str, Any], names: set[str]) -> None:
+    """Build each agent the tasks use, once: a model that cannot be built is bad input now,
+    not a failed result for every one of its tasks.
+
+    Raises:
+        SpecError: Every agent that cannot be built, located in the agents file.
+    """
+    from leanloop.agent import LLMAgent  # noqa: PLC0415
+
+    issues: list[SpecIssue] = []
+    for name in sorted(names):
+        try:
+            LLMAgent.from_spec(specs[name])
+        except SpecError as exc:
+            issues.extend(exc.issues)
+    if issues:
+        raise SpecError(issues)

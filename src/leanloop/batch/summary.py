@@ -1,0 +1,167 @@
+"""What a batch did, in a few lines: results, accuracy, tokens, time; and its progress bar."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, TextIO
+
+from leanloop.batch.tasks import TaskId
+from leanloop.report import ENDED_OTHERWISE
+
+__all__ = ["BatchSummary", "ProgressBar", "summarize"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class BatchSummary:
+    """The figures of a batch, over every task of the tasks file that has a result.
+
+    Attributes:
+        tasks: Tasks in the tasks file.
+        ran: Tasks run (and written) by this command.
+        skipped: Tasks whose result the results file already held.
+        missing: Tasks without a result (a worker that died on every retry, an interrupt).
+        answered: Results with the model's own answer.
+        ended_otherwise: Results ended by ``max_rounds``, ``budget_exhausted`` or
+            ``repeated_calls`` (an answer leanloop composed).
+        failed: Results of failed runs.
+        with_expected: Results whose task has an ``expected`` pattern.
+        correct: Of those, the answers it matches.
+        input_tokens: Prompt tokens over every result (as the servers reported them).
+        output_tokens: Reply tokens over every result.
+        task_seconds: The mean time one task took, over the results (``None``: none).
+        wall_seconds: How long this command ran the batch.
+    """
+
+    tasks: int
+    ran: int
+    skipped: int
+    missing: int
+    answered: int
+    ended_otherwise: int
+    failed: int
+    with_expected: int
+    correct: int
+    input_tokens: int
+    output_tokens: int
+    task_seconds: float | None
+    wall_seconds: float
+
+    @property
+    def accuracy(self) -> float | None:
+        """Correct answers over the results that have an ``expected`` (``None``: none)."""
+        return self.correct / self.with_expected if self.with_expected else None
+
+    def lines(self) -> list[str]:
+        """The summary as the command prints it."""
+        done = self.tasks - self.missing
+        first = (
+            f"batch: {done}/{self.tasks} tasks done ({self.ran} this run, {self.skipped} earlier)"
+        )
+        first += f" · {self.answered} answered · {self.ended_otherwise} ended otherwise"
+        first += f" · {self.failed} failed"
+        if self.missing:
+            first += f" · {self.missing} without a result (run the batch again to finish them)"
+        lines = [first]
+        if self.accuracy is not None:
+            lines.append(
+                f"accuracy: {self.correct}/{self.with_expected} correct "
+                f"({self.accuracy:.1%}) where a task has `expected`"
+            )
+        lines.append(f"tokens: {self.input_tokens:,} prompt · {self.output_tokens:,} reply")
+        per_task = (
+            f"{self.task_seconds:.2f} s per task (mean)"
+            if self.task_seconds is not None
+            else "no task"
+        )
+        lines.append(
+            f"time: {per_task} · {self.wall_seconds:.1f} s wall for {self.ran} tasks this run"
+        )
+        return lines
+
+    def to_dict(self) -> dict[str, Any]:
+        """The figures as plain values (``accuracy`` included)."""
+        return {
+            **{k: getattr(self, k) for k in self.__dataclass_fields__},
+            "accuracy": self.accuracy,
+        }
+
+
+def summarize(
+    task_ids: Sequence[TaskId],
+    records: Mapping[TaskId, Mapping[str, Any]],
+    *,
+    ran: int,
+    skipped: int,
+    wall_seconds: float,
+) -> BatchSummary:
+    """The summary of the tasks ``task_ids`` from their result ``records`` (by id)."""
+    rows = [records[i] for i in task_ids if i in records]
+    reasons = [str(row.get("stop_reason")) for row in rows]
+    expected = [row for row in rows if "correct" in row]
+    seconds = [row["seconds"] for row in rows if isinstance(row.get("seconds"), int | float)]
+    return BatchSummary(
+        tasks=len(task_ids),
+        ran=ran,
+        skipped=skipped,
+        missing=len(task_ids) - len(rows),
+        answered=reasons.count("answer"),
+        ended_otherwise=sum(1 for r in reasons if r in ENDED_OTHERWISE),
+        failed=reasons.count("failed"),
+        with_expected=len(expected),
+        correct=sum(1 for row in expected if row.get("correct") is True),
+        input_tokens=sum(_usage(row, "input_tokens") for row in rows),
+        output_tokens=sum(_usage(row, "output_tokens") for row in rows),
+        task_seconds=sum(seconds) / len(seconds) if seconds else None,
+        wall_seconds=wall_seconds,
+    )
+
+
+def _usage(row: Mapping[str, Any], key: str) -> int:
+    usage = row.get("usage")
+    value = usage.get(key) if isinstance(usage, Mapping) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+class ProgressBar:
+    """A one-line progress bar on a terminal, redrawn per result; silent elsewhere.
+
+    Off a terminal (a log, a pipe, CI) it writes nothing: one line per task would bury the
+    summary, and a bar drawn with carriage returns is noise in a file.
+    """
+
+    _WIDTH = 30
+
+    def __init__(self, stream: TextIO, *, total: int, done: int = 0) -> None:
+        """Draw the bar at ``done`` of ``total`` on ``stream`` (when it is a terminal)."""
+        self._stream = stream
+        self._total = total
+        self._done = done
+        self._failed = 0
+        self._started = time.monotonic()
+        self._on = stream.isatty()
+        self._draw()
+
+    def __call__(self, record: Mapping[str, Any]) -> None:
+        """Count one finished task (a result line) and redraw."""
+        self._done += 1
+        self._failed += record.get("stop_reason") == "failed"
+        self._draw()
+
+    def close(self) -> None:
+        """End the bar's line, so what follows starts on a line of its own."""
+        if self._on:
+            self._stream.write("\n")
+            self._stream.flush()
+
+    def _draw(self) -> None:
+        if not self._on:
+            return
+        share = self._done / self._total if self._total else 1.0
+        full = int(share * self._WIDTH)
+        failed = f" · {self._failed} failed" if self._failed else ""
+        elapsed = time.monotonic() - self._started
+        bar = "#" * full + "." * (self._WIDTH - full)
+        self._stream.write(f"\r[{bar}] {self._done}/{self._total}{failed} · {elapsed:.0f} s")
+        self._stream.flush()
