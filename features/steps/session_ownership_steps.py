@@ -12,6 +12,7 @@ scenarios then fail on their assertions, not on an import, where the class is mi
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 import sqlite3
 import textwrap
@@ -261,7 +262,13 @@ def step_ask_python_agent(context: Context, name: str, question: str, thread: st
 # --- When: calls from several event loops ---------------------------------------------
 
 
-def _start(context: Context, question: str, call: Callable[[], AIMessage]) -> threading.Thread:
+def _start(
+    context: Context,
+    question: str,
+    call: Callable[[], AIMessage],
+    ended: threading.Event | None = None,
+) -> threading.Thread:
+    """Run ``call`` in a daemon OS thread; ``ended`` is set when it returns or raises."""
     result: dict[str, Any] = {"answer": None, "error": None}
     context.loop_calls[question] = result
 
@@ -270,6 +277,9 @@ def _start(context: Context, question: str, call: Callable[[], AIMessage]) -> th
             result["answer"] = call()
         except BaseException as exc:  # checked by a later step
             result["error"] = exc
+        finally:
+            if ended is not None:
+                ended.set()
 
     worker = threading.Thread(target=target, name=f"ask {question}", daemon=True)
     worker.start()
@@ -278,18 +288,30 @@ def _start(context: Context, question: str, call: Callable[[], AIMessage]) -> th
     return worker
 
 
-def _waits_logged(context: Context) -> int:
-    """How many times a call said it waits for the turn that runs in this process."""
-    records = context.scenario_logs.records
-    return sum(1 for r in records if r.name == _LOCKS_LOGGER and "waiting" in r.getMessage())
+class _WaitLogged(logging.Handler):
+    """Sets ``event`` when a call logs that it waits for the turn that runs in this process."""
+
+    def __init__(self, event: threading.Event) -> None:
+        super().__init__()
+        self.event = event
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if "waiting" in record.getMessage():
+            self.event.set()
 
 
-def _until_waiting(context: Context, worker: threading.Thread, before: int) -> None:
-    """Until the call waits for the turn (it says so in the log), or has ended."""
-    deadline = time.monotonic() + _WAIT_S
-    while worker.is_alive() and _waits_logged(context) <= before:
-        assert time.monotonic() < deadline, f"{worker.name}: neither waited nor ended"
-        time.sleep(0.005)
+def _start_until_waiting(context: Context, question: str, call: Callable[[], AIMessage]) -> None:
+    """Start ``call`` in an OS thread; return once it waits for the turn (it says so in the
+    log) or has ended. Woken by the log record itself: no polling of a real clock."""
+    settled = threading.Event()
+    handler = _WaitLogged(settled)
+    logger = logging.getLogger(_LOCKS_LOGGER)
+    logger.addHandler(handler)  # before the call starts, so its first record is seen
+    try:
+        worker = _start(context, question, call, ended=settled)
+        assert settled.wait(_WAIT_S), f"{worker.name}: neither waited nor ended"
+    finally:
+        logger.removeHandler(handler)
 
 
 @when(
@@ -309,9 +331,9 @@ def step_loop_first(context: Context, thread: str, question: str) -> None:
 )
 def step_loop_invoke(context: Context, thread: str, question: str) -> None:
     scripted: _Scripted = context.held_agent
-    before = _waits_logged(context)
-    worker = _start(context, question, lambda: scripted.agent.invoke(question, _config(thread)))
-    _until_waiting(context, worker, before)
+    _start_until_waiting(
+        context, question, lambda: scripted.agent.invoke(question, _config(thread))
+    )
 
 
 @when(
@@ -320,11 +342,9 @@ def step_loop_invoke(context: Context, thread: str, question: str) -> None:
 )
 def step_loop_other(context: Context, thread: str, question: str) -> None:
     scripted: _Scripted = context.held_agent
-    before = _waits_logged(context)
-    worker = _start(
+    _start_until_waiting(
         context, question, lambda: asyncio.run(scripted.agent.ainvoke(question, _config(thread)))
     )
-    _until_waiting(context, worker, before)
 
 
 @when('the answer to "{question}" is released')

@@ -37,6 +37,7 @@ from langchain_core.messages import (
     SystemMessage,
     ToolMessage,
 )
+from support.aio import run_virtual
 
 from leanloop.exceptions import LeanloopError, SessionBusy, SessionError, UnfinishedTurn
 from leanloop.sessions import (
@@ -850,20 +851,32 @@ _LOCK_URL = "sqlite:////nowhere/locks.db"  # thread_lock never opens the store
 @when('two tasks on one event loop hold thread_lock for thread "{thread_id}" of one store')
 def step_lock_same(context: Context, thread_id: str) -> None:
     log: list[str] = []
+    # Events, not a clock, order the two: the first holds the lock until the second has
+    # had its turns of the loop to enter it, and a lock that let it in would show.
+    first_in = asyncio.Event()
+    release = asyncio.Event()
 
-    async def hold(name: str, url: str) -> None:
+    async def hold(name: str, url: str, until: asyncio.Event | None = None) -> None:
         async with thread_lock(url, thread_id):
             log.append(f"{name} in")
-            await asyncio.sleep(0.05)
+            first_in.set()
+            if until is not None:
+                await until.wait()
             log.append(f"{name} out")
 
     async def go() -> None:
-        first = asyncio.create_task(hold("first", _LOCK_URL))
-        await asyncio.sleep(0.01)
+        first = asyncio.create_task(hold("first", _LOCK_URL, release))
+        await first_in.wait()
         # The same store spelled with one slash less: still the same lock.
-        await asyncio.gather(first, hold("second", "sqlite:///nowhere/locks.db"))
+        second = asyncio.create_task(hold("second", "sqlite:///nowhere/locks.db"))
+        for _ in range(5):  # the second asks for the lock: free, it would enter at once
+            await asyncio.sleep(0)
+        release.set()
+        await asyncio.gather(first, second)
 
-    _run(context, go())
+    _settled(context)
+    # Virtual time: thread_lock never opens the store, so no thread the loop cannot see.
+    run_virtual(go())
     context.lock_log = log
 
 
@@ -893,7 +906,9 @@ def step_lock_parallel(context: Context, one: str, other: str) -> None:
             return False
         return True
 
-    context.lock_parallel = _run(context, go())
+    _settled(context)
+    # Virtual time: a second lock that waited for the first meets the 2 s limit at once.
+    context.lock_parallel = run_virtual(go())
 
 
 @then("both were inside their locks at once")
@@ -913,6 +928,8 @@ def step_lock_loops(context: Context, thread_id: str, times: int) -> None:
 
         async def hold() -> None:
             async with thread_lock(_LOCK_URL, thread_id):
+                # The real clock (ADR 0027: real threads keep real time): the hold spans
+                # the other OS thread's attempt, so the two loops contend for the lock.
                 await asyncio.sleep(0.01)
 
         await asyncio.gather(hold(), hold(), hold())

@@ -5,6 +5,10 @@ of :mod:`support.script`), with this feature's misbehaving tools added next to t
 ones. Runs that would hang a process on a regression (a search holding the GIL, a sync tool
 that never returns) go to a child Python process with a deadline, so a regression fails
 the scenario instead of stalling the suite.
+
+Runs in this process go on virtual time (``support.aio.new_virtual_loop``, ADR 0027): an
+async tool that never returns meets its tool_timeout in no real time. A sync tool runs in a
+thread the loop knows of (an executor's), so while it runs the clock follows real time.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from behave.runner import Context
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool, StructuredTool
 from support import runs
+from support.aio import new_virtual_loop
 
 from leanloop.agent import LLMAgent
 from leanloop.exceptions import LeanloopError
@@ -161,12 +166,17 @@ def step_workspace_bytes_name(context: Context, name: str) -> None:
 def step_ask_within(context: Context, question: str, limit: int) -> None:
     """Ask on a loop of its own; a run still going after ``limit`` seconds fails the step.
 
+    The loop's clock is virtual, so ``limit`` and the run's seconds are the loop's: a hang
+    that the tool's timeout no longer ends fails the step at once.
+
     Not ``asyncio.run``: it would wait for the loop's default executor, where a regression
     leaves a hung sync tool, and hang the suite instead of failing the scenario.
     """
     run = runs.current(context)
-    loop = asyncio.new_event_loop()
-    started = time.monotonic()
+    # A step that needs a blocking call to take time (tool_isolation's) asks for the real
+    # clock: a virtual one does not move while the loop is held.
+    loop = asyncio.new_event_loop() if getattr(context, "real_clock", False) else new_virtual_loop()
+    started = loop.time()
     try:
         call = asyncio.wait_for(run.agent.ainvoke(question, run.config), limit)
         run.answer = loop.run_until_complete(call)
@@ -175,7 +185,7 @@ def step_ask_within(context: Context, question: str, limit: int) -> None:
     except LeanloopError as exc:
         raise AssertionError(f"the run failed: {type(exc).__name__}: {exc}") from exc
     finally:
-        context.run_seconds = time.monotonic() - started
+        context.run_seconds = loop.time() - started
         _close(loop)
 
 
@@ -216,7 +226,7 @@ EXTRA = {"hang_sync": lambda: StructuredTool.from_function(func=hang_sync)}
 
 
 async def one(plan, run, t0):
-    await asyncio.sleep(run.get("delay", 0))
+    await asyncio.sleep(run.get("delay", 0))  # real time: this run starts later in a real process
     started = time.monotonic()
     model = ScriptedChatModel(replies=replies(run["script"]))
     spec = AgentSpec(

@@ -2,9 +2,11 @@
 
 The blocking tool really blocks (``time.sleep``) for half a second against a limit ten
 times smaller: nothing here waits for a timer to show a timeout, the block itself is what
-holds the run. The check-models scenario uses the CLI steps of ``cli_steps.py`` and
-``tools_near_file_steps.py``; the tenants scenario builds and runs agents in this
-process, since what it checks is this process's ``sys.path`` and ``sys.modules``.
+holds the run. It keeps the real clock (ADR 0027): a virtual one only moves between the
+loop's iterations, so on it the block would take no time at all. The check-models scenario
+uses the CLI steps of ``cli_steps.py`` and ``tools_near_file_steps.py``; the tenants
+scenario builds and runs agents in this process, since what it checks is this process's
+``sys.path`` and ``sys.modules``.
 """
 
 from __future__ import annotations
@@ -33,7 +35,9 @@ def _blocking_tool(seconds: float) -> BaseTool:
     async def block_loop(label: str) -> str:
         """Do some work (badly: a blocking call in an async tool)."""
         time.sleep(seconds)  # noqa: ASYNC251 - the defect under test: it holds the loop
-        # Work after the block: the call's timer is due by now and fires first.
+        # Work after the block: a timer of its own, due after the call's (already due on the
+        # real clock after the block), so the call's timer fires first. Awaiting only ready
+        # work would finish the call before the loop looks at its timers.
         await asyncio.sleep(0.01)
         return f"done {label}"
 
@@ -52,6 +56,8 @@ def step_blocking_agent(context: Context, seconds: float, limit: float) -> None:
         tools=[*run.agent.tools, _blocking_tool(seconds)],
         pruning_model=run.agent.pruning_model,
     )
+    # `asked … within N s` runs on virtual time; this block needs the real clock (above).
+    context.real_clock = True
 
 
 _TIMED_OUT = re.compile(

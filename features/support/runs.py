@@ -55,6 +55,7 @@ from leanloop.testing import ScriptedChatModel
 from leanloop.tools import BUILTIN_TOOLS
 from support import script
 from support.aio import run as run_async
+from support.aio import run_virtual
 
 __all__ = [
     "TEST_TOOLS",
@@ -129,6 +130,11 @@ class Setup:
     """Settings for every agent built from scratch (a scenario's own settings win)."""
     specs: dict[str, AgentSpec] = field(default_factory=dict)
     """Agents loaded from a file, for the ``spec`` setting."""
+    virtual_time: bool = False
+    """Ask the agents on virtual time (:func:`support.aio.run_virtual`, ADR 0027). For Givens
+    whose models answer after a ``delay`` or ``hang``: a timeout then costs no real time, and
+    one no longer honoured fails at once. Not for runs whose work waits in threads the loop
+    does not know (a session store's aiosqlite)."""
 
     @property
     def workspace(self) -> Path:
@@ -428,6 +434,8 @@ class AgentRun:
     caller_snapshot: list[BaseMessage] = field(default_factory=list)
     twin: AgentRun | None = None
     """A second agent with the same script (see :func:`start_twin`)."""
+    virtual_time: bool = False
+    """:func:`ask` runs it on virtual time (from :attr:`Setup.virtual_time`)."""
 
     @property
     def config(self) -> RunnableConfig:
@@ -512,7 +520,9 @@ def _build(setup: Setup, settings: dict[str, Any], cells: list[str]) -> AgentRun
     extractor = setup.extractor if spec.allow_tool_output_pruning else None
     agent = LLMAgent.from_spec(spec, model=model, tools=tools, pruning_model=extractor)
     before = [convert_to_openai_tool(t) for t in tools]
-    return AgentRun(agent, model, box, settings, cells, before)
+    run = AgentRun(agent, model, box, settings, cells, before)
+    run.virtual_time = setup.virtual_time
+    return run
 
 
 def start(
@@ -568,11 +578,17 @@ def _unexpected(run: AgentRun, exc: LeanloopError) -> AssertionError:
     return AssertionError(msg)
 
 
-def ask(run: AgentRun, question: Any, *, sync: bool = False) -> None:
-    """Run the agent to its answer (``ainvoke``, or ``invoke`` with ``sync``)."""
+def ask(run: AgentRun, question: Any, *, sync: bool = False, virtual: bool | None = None) -> None:
+    """Run the agent to its answer (``ainvoke``, or ``invoke`` with ``sync``).
+
+    ``virtual``: run ``ainvoke`` on virtual time (``None``: as the run's ``virtual_time``
+    says); a run still going after an hour of it fails.
+    """
     try:
         if sync:
             run.answer = run.agent.invoke(question, run.config)
+        elif run.virtual_time if virtual is None else virtual:
+            run.answer = run_virtual(run.agent.ainvoke(question, run.config))
         else:
             run.answer = run_async(run.agent.ainvoke(question, run.config))
     except LeanloopError as exc:

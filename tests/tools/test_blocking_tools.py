@@ -4,6 +4,10 @@ A blocking call in an ``async def`` tool holds the loop, so the call's timer can
 at its limit. The registry cannot stop such a tool, but it must not pretend it did: the
 result and the notes say how long the call really ran and that it blocked the loop. The
 tools here block for 0.3 s against limits far smaller; nothing waits for a timer.
+
+These tests keep the real clock (ADR 0027): a blocking call holds the loop thread, and a
+virtual clock only moves between the loop's iterations, so on it the block would take no
+time at all and no limit could be passed.
 """
 
 from __future__ import annotations
@@ -32,7 +36,10 @@ class Blocking(BaseTool):
 
     async def ainvoke(self, input: Any, config: Any = None, **kwargs: Any) -> str:
         time.sleep(BLOCK_S)  # noqa: ASYNC251 - the defect under test
-        if self.then_await:  # work after the block: the call's timer is due and fires first
+        if self.then_await:
+            # Work after the block: a timer of its own, due after the call's (already due on
+            # the real clock after the block), so the call's timer fires first. Awaiting
+            # only ready work would finish the call before the loop looks at its timers.
             await asyncio.sleep(0.01)
         return f"done {input['label']}"
 
@@ -47,7 +54,7 @@ class Waiting(BaseTool):
         raise NotImplementedError
 
     async def ainvoke(self, input: Any, config: Any = None, **kwargs: Any) -> str:
-        await asyncio.sleep(60)
+        await asyncio.Event().wait()  # nobody sets it: only the call's time limit ends it
         return "never"
 
 
@@ -93,7 +100,9 @@ async def test_a_call_held_up_by_another_tool_says_so_and_is_not_blamed() -> Non
         await registry.run("block", {"label": "b"}, time_limit=10)
         return await waiting
 
-    outcome = await wait_then_block()
+    # Bounded: a time limit no longer honoured fails the test instead of hanging it.
+    async with asyncio.timeout(10):
+        outcome = await wait_then_block()
     assert outcome.timed_out and not outcome.blocked_loop
     assert re.fullmatch(
         r"error: wait timed out after [\d.]+ s \(its limit is 0.02 s; the event loop was"

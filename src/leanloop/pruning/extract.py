@@ -31,7 +31,6 @@ import dataclasses
 import hashlib
 import logging
 import re
-import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -76,7 +75,7 @@ from leanloop.pruning.rank import (
 )
 from leanloop.pruning.reading import FINAL_REASONS, WEAKER_SHARE, ReadingRules
 from leanloop.pruning.schema import PRUNE_ARG, PruneRequest
-from leanloop.pruning.speed import ServerSpeed, processed_tokens
+from leanloop.pruning.speed import ServerSpeed, Waiting, processed_tokens
 from leanloop.pruning.verify import RawIndex, Verified, strip_line_numbers, verify_lines
 
 __all__ = [
@@ -342,13 +341,20 @@ class _Plan:
     """read_file's closing line, when the windows leave it out: added to what is kept."""
 
 
+def _now() -> float:
+    """The running event loop's clock: the pass's deadline and measured speeds are judged on
+    it because its timeouts (``asyncio.timeout`` in :mod:`leanloop.pruning.speed`) fire on it;
+    tests that give the loop virtual time (ADR 0027) then see the same seconds everywhere."""
+    return asyncio.get_running_loop().time()
+
+
 @dataclass(frozen=True)
 class _Limits:
     """What bounds the requests of one pass: how many at once, and until when."""
 
     semaphore: asyncio.Semaphore
     deadline_at: float | None
-    """``time.perf_counter()`` value after which no request may run."""
+    """The event loop's ``loop.time()`` after which no request may run."""
     chars_per_token: float
     """The pass's ratio: a request's tokens are estimated from its characters with it."""
 
@@ -470,7 +476,7 @@ class Pruner:
                     done.chars_out,
                 )
                 return dataclasses.replace(done, seconds=0.0, reused=True)
-            started = time.perf_counter()
+            started = _now()
             try:
                 outcome = await self._run(
                     tool_name=tool_name,
@@ -548,7 +554,7 @@ class Pruner:
         looked = _looked_for(plan)
         output = _with_footer(merged.output, plan.footer)
         text = format_pruned(_info(merged, len(raw), chunks, [*looked, *notes]), output)
-        seconds = time.perf_counter() - started
+        seconds = _now() - started
         if len(text) >= len(raw):
             logger.info("pruning the %s output saved nothing; keeping it whole", tool_name)
             return _raw_outcome(
@@ -860,12 +866,13 @@ class Pruner:
             if limits.deadline_at is not None:
                 # Judged when the chunk's turn comes: a chunk that cannot finish in the
                 # time left is not started, and none outlives the limit.
-                within = limits.deadline_at - time.perf_counter()
+                within = limits.deadline_at - _now()
                 expected = self._speed.expected(tokens, sharing=sharing)
                 if within <= 0 or (expected is not None and expected > within):
                     raise _ExtractionFailed(TIME_LIMIT)
             self._in_flight += 1
-            started = time.perf_counter()
+            started = _now()
+            waited: Waiting | None = None
             try:
                 async with self._speed.limit(
                     tokens, self._settings.timeout, sharing=sharing, within=within
@@ -873,9 +880,10 @@ class Pruner:
                     reply = await self._model.ainvoke(messages, config=config)
                 sharing = waited.sharing
             except TimeoutError:
-                # The pass's deadline ended it (the timer and perf_counter are two clocks,
-                # hence the slack), not the server's slowness: say which.
-                late = time.perf_counter() >= (limits.deadline_at or float("inf")) - 0.05
+                # The pass's deadline ended it, not the server's slowness: say which. The
+                # timer itself says what it was set to, so no clock comparison can round
+                # the wrong way.
+                late = waited is not None and waited.at_deadline
                 raise _ExtractionFailed(TIME_LIMIT if late else "timeout") from None
             except Exception as exc:  # any model failure means: this chunk is not read
                 raise _ExtractionFailed(
@@ -883,7 +891,7 @@ class Pruner:
                 ) from exc
             finally:
                 self._in_flight -= 1
-            elapsed = time.perf_counter() - started
+            elapsed = _now() - started
             usage = reply.usage_metadata if isinstance(reply, AIMessage) else None
             self._speed.observe(processed_tokens(usage, default=tokens), elapsed, sharing=sharing)
             self.usage.add(reply, elapsed)
@@ -957,7 +965,7 @@ class Pruner:
             reason,
             len(raw),
         )
-        seconds = time.perf_counter() - started
+        seconds = _now() - started
         outcome = _raw_outcome(raw, chunks=chunks, seconds=seconds, fallback=reason, skipped=None)
         if plan is None:
             return outcome

@@ -28,7 +28,7 @@ from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["ServerSpeed", "processed_tokens"]
+__all__ = ["ServerSpeed", "Waiting", "processed_tokens"]
 
 # A request may take this many times what the measured speed predicts for its size ...
 _TIMEOUT_FACTOR = 3.0
@@ -58,7 +58,7 @@ def processed_tokens(usage: Mapping[str, Any] | None, *, default: float) -> floa
 
 
 @dataclass(eq=False)
-class _Waiting:
+class Waiting:
     """One request in flight: what its limit is judged from."""
 
     started: float
@@ -71,6 +71,12 @@ class _Waiting:
     """``loop.time()`` it may never outlive (the pass's deadline)."""
     timer: asyncio.Timeout
 
+    @property
+    def at_deadline(self) -> bool:
+        """Whether the pass's deadline, not the request's own limit, is what its timer is
+        set to: after a ``TimeoutError``, whether the deadline ended it."""
+        return self.until is not None and self.timer.when() == self.until
+
 
 class ServerSpeed:
     """Prompt tokens per second the pruning model's server has handled so far."""
@@ -79,7 +85,7 @@ class ServerSpeed:
         """Start with no measurement."""
         self.tokens = 0.0
         self.seconds = 0.0
-        self._waiting: set[_Waiting] = set()
+        self._waiting: set[Waiting] = set()
 
     @property
     def known(self) -> bool:
@@ -118,7 +124,7 @@ class ServerSpeed:
     @contextlib.asynccontextmanager
     async def limit(
         self, tokens: float, floor: float, *, sharing: int, within: float | None
-    ) -> AsyncIterator[_Waiting]:
+    ) -> AsyncIterator[Waiting]:
         """Bound the request run inside by :meth:`timeout_for`, judged again as speeds arrive.
 
         A request's sharing grows to the most requests in flight at once during its
@@ -137,7 +143,7 @@ class ServerSpeed:
         started = loop.time()
         until = None if within is None else started + within
         async with asyncio.timeout(None) as timer:
-            waiting = _Waiting(started, tokens, sharing, floor, until, timer)
+            waiting = Waiting(started, tokens, sharing, floor, until, timer)
             self._waiting.add(waiting)
             # Every request in flight now shares the server with this one, whatever the
             # order they were sent in: the server may take a later one first (measured:
@@ -152,7 +158,7 @@ class ServerSpeed:
             finally:
                 self._waiting.discard(waiting)
 
-    def _deadline(self, waiting: _Waiting) -> float:
+    def _deadline(self, waiting: Waiting) -> float:
         when = waiting.started + self.timeout_for(
             waiting.tokens, waiting.floor, sharing=waiting.sharing
         )
