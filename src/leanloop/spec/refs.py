@@ -76,13 +76,14 @@ def resolve_reference(ref: str, near: Path | None) -> Resolved:
     source = _source(spec)
     if source is None:
         return Resolved(module, None, in_near)
-    bindings, dynamic = _bindings(_parse(source, spec))
+    tree = _parse(source, spec)
+    bindings, dynamic = _bindings(tree)
     if attr in bindings:
         return Resolved(module, bindings[attr], in_near)
     locations = spec.submodule_search_locations
     if locations is not None and _path_spec(f"{module}.{attr}", locations) is not None:
         return Resolved(module, Binding("module"), in_near)
-    if dynamic:
+    if dynamic and not _declared_without(tree, attr):
         return Resolved(module, None, in_near)
     msg = f"module {module!r} has no attribute {attr_path!r}"
     raise ImportPathError(msg)
@@ -162,6 +163,30 @@ def _source(spec: ModuleSpec) -> str | None:
         msg = f"cannot read module {spec.name!r} ({type(exc).__name__}: {exc})"
         raise ImportPathError(" ".join(msg.split())) from exc
     return source if isinstance(source, str) else None
+
+
+def _declared_without(tree: ast.Module, name: str) -> bool:
+    """Whether the module's literal ``__all__`` leaves ``name`` out, with no ``import *``.
+
+    A package that imports its heavy names lazily (a module ``__getattr__``, the names
+    bound for type checkers only) still declares them in ``__all__``: a name it leaves
+    out is then as missing as in a module without ``__getattr__``.
+    """
+    declared: object = None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
+            return False
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets
+        ):
+            try:
+                declared = ast.literal_eval(node.value)
+            except (ValueError, TypeError, SyntaxError, RecursionError):
+                return False
+    if not isinstance(declared, list | tuple):
+        return False
+    return all(isinstance(n, str) for n in declared) and name not in declared
 
 
 def _parse(source: str, spec: ModuleSpec) -> ast.Module:
