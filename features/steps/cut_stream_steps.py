@@ -104,7 +104,7 @@ class _WaitingModel(BaseChatModel):
     ) -> ChatResult:
         self.started.set()
         try:
-            await asyncio.sleep(3600)
+            await asyncio.Event().wait()  # nobody sets it: only the Ctrl-C's cancel ends it
         except asyncio.CancelledError:
             self.cancelled.set()
             raise
