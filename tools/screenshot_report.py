@@ -32,6 +32,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 DEFAULT_OUT = ROOT / "docs" / "images" / "run-report.png"
 
+SAMPLE_MODEL = "scripted-model"
+"""The model name the page shows: the sample's model is a script, and says so."""
+
 
 def main(argv: list[str] | None = None) -> int:
     """Build the sample report, render it, and save the page's screenshot."""
@@ -49,7 +52,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"screenshot_report: {missing}", file=sys.stderr)
         return 1
     with tempfile.TemporaryDirectory(prefix="leanloop-screenshot-") as folder:
-        report = sample_run_report(Path(folder) / "run")
+        # A plain model name and replies that take time: the page as a real run shows it.
+        report = sample_run_report(Path(folder) / "run", model=SAMPLE_MODEL, paced=True)
         page = write_html(report, args.html or Path(folder) / "report.html")
         image = screenshot_html(page, args.out, width=args.width)
     print(

@@ -11,8 +11,8 @@ Limits of virtual time, which decide which steps may use it:
   fire before the thread answers. ``run_in_executor`` futures are known, and make the
   clock follow real time while they run; sync tools run that way (``tools/_worker.py``).
 * Code that reads ``time.monotonic``/``time.perf_counter`` itself sees real time, not the
-  loop's: the run's measured main-model speed and ``elapsed_s`` (``loop/driver.py``) do;
-  the pruning pass reads the loop's clock.
+  loop's: the run's ``elapsed_s`` (``loop/driver.py``) does; the pruning pass, the main
+  model's measured speed and the report's per-request and per-call seconds read the loop's.
 * A blocking call in the loop's own thread (``time.sleep``) takes no virtual time.
 """
 

@@ -192,15 +192,43 @@ def _run(coro: Coroutine[Any, Any, Any]) -> Any:
         return pool.submit(asyncio.run, coro).result()
 
 
-def _agent(folder: Path, replies: Sequence[Any], *, window: int, name: str) -> LLMAgent:
+_PACE = (1.3, 0.8, 0.9, 1.1, 0.7, 1.0, 0.6, 1.6)
+"""Seconds each reply of the paced sample takes (the screenshot's, whose times then read
+like a run's instead of all 0.00 s)."""
+
+_PRUNING_PACE = 0.4
+"""Seconds each answer of the paced sample's pruning model takes."""
+
+
+def _paced(replies: Sequence[Any]) -> list[Any]:
+    """``replies`` (strings or mappings), each answered after its :data:`_PACE` seconds."""
+    items = [{"content": r} if isinstance(r, str) else dict(r) for r in replies]
+    return [{**item, "delay": _PACE[i % len(_PACE)]} for i, item in enumerate(items)]
+
+
+def _paced_extractor(messages: list[BaseMessage]) -> dict[str, Any]:
+    return {"content": _extractor(messages), "delay": _PRUNING_PACE}
+
+
+def _agent(
+    folder: Path,
+    replies: Sequence[Any],
+    *,
+    window: int,
+    name: str,
+    model_name: str | None = None,
+    paced: bool = False,
+) -> LLMAgent:
     workspace = _write_workspace(folder)
-    model = ScriptedChatModel(replies=list(replies), report_usage=True)
+    model = ScriptedChatModel(
+        replies=_paced(replies) if paced else list(replies), report_usage=True
+    )
     spec = AgentSpec(
         name="reader",
         model=ModelSpec(
             class_path="leanloop.testing:ScriptedChatModel",
             # A model name of its own: the token estimate is learned per model in a process.
-            model=f"{name}-{time.monotonic_ns()}",
+            model=model_name or f"{name}-{time.monotonic_ns()}",
             context_window=window,
         ),
         workspace=workspace,
@@ -209,18 +237,33 @@ def _agent(folder: Path, replies: Sequence[Any], *, window: int, name: str) -> L
         pruning_min_chars=1_000,
         prefetch_mentioned_files=False,
     )
-    extractor = ScriptedChatModel(replies=[_extractor], repeat_last=True)
+    extractor = ScriptedChatModel(
+        replies=[_paced_extractor if paced else _extractor], repeat_last=True
+    )
     tools = [*workspace_tools(workspace)[:1], *_test_tools()]
     return LLMAgent.from_spec(spec, model=model, tools=tools, pruning_model=extractor)
 
 
-def sample_run_report(folder: str | Path, window: int = 4096) -> dict[str, Any]:
+def sample_run_report(
+    folder: str | Path, window: int = 4096, *, model: str | None = None, paced: bool = False
+) -> dict[str, Any]:
     """Run the scripted sample agent in ``folder``; return its report with ``answer``.
 
     Eight requests in eight steps; its calls are kept, failed, pruned, trimmed, cut and a
     repeat, and the pruning of db.log falls back to the raw output.
+
+    ``model`` names the model in the report (else a name unique in the process, since the
+    token estimate is learned per model name); ``paced`` makes each reply take about a
+    second (real time: some 8 s more), so that the page's times are not all zero.
     """
-    agent = _agent(Path(folder), _sample_script(), window=int(window), name="html-sample")
+    agent = _agent(
+        Path(folder),
+        _sample_script(),
+        window=int(window),
+        name="html-sample",
+        model_name=model,
+        paced=paced,
+    )
     message = _run(agent.ainvoke(SAMPLE_QUESTION))
     report = dict(message.response_metadata["leanloop"])
     report["answer"] = message.text

@@ -11,9 +11,9 @@ measured. These tests meet that rule with the pass's other promises: prefetched 
 
 The models are ``ScriptedChatModel`` replies with a ``delay`` or a ``hang``, and every test
 runs on virtual time (``looptime``, ADR 0027): the pass reads the event loop's clock for its
-deadline and the speeds it measures, so a 30 s hang loses to a 0.3 s limit in no real time
-and the seconds asserted are the loop's. One test keeps the real clock: the main model's
-speed is measured by the run (``leanloop.loop.driver``) with ``time.perf_counter``.
+deadline and the speeds it measures, and so does the run when it measures the main model's
+speed (``leanloop.loop.driver``), so a 30 s hang loses to a 0.3 s limit in no real time and
+the seconds asserted are the loop's.
 """
 
 # No ``from __future__ import annotations``: pydantic resolves the fake models' field
@@ -343,9 +343,6 @@ async def test_a_prefetched_file_is_pruned_before_any_request_at_an_unmeasured_s
     assert report["stop_reason"] == "answer", report["stop_reason"]
 
 
-# The real clock: the run measures the main model's speed with time.perf_counter
-# (leanloop.loop.driver), so on virtual time its 1 s answers would look instant.
-@pytest.mark.looptime(False)
 async def test_a_slow_pruning_answer_within_three_times_the_measured_prediction_counts(
     tmp_path: Path,
 ) -> None:

@@ -468,6 +468,7 @@ class RunBudget:
         kind: str = "step",
         room: bool = False,
         entering: AIMessage | None = None,
+        seconds: float | None = None,
     ) -> Observed:
         """Take in the reply to ``prepared``: learn, record, and set the next limits.
 
@@ -484,6 +485,8 @@ class RunBudget:
             room: Whether the round reads :attr:`Limits.room`.
             entering: The reply as it enters the history (its calls read), when that is
                 not ``reply`` itself: the room is what is left after it.
+            seconds: The time from sending ``prepared`` to its whole reply, on the event
+                loop's clock, for the record; ``None``: not measured.
         """
         usage: Mapping[str, Any] = reply.usage_metadata or {}
         reported = usage.get("input_tokens")
@@ -492,12 +495,19 @@ class RunBudget:
         else:
             self._learn(prepared, reported)
         if step is not None:
-            self._record(prepared, reply, reported, step=step, kind=kind)
+            self._record(prepared, reply, reported, step=step, kind=kind, seconds=seconds)
         self.limits = self._limits([entering or reply], prepared.tools, room=room)
         return Observed(reported, self.limits)
 
     def _record(
-        self, prepared: Prepared, reply: AIMessage, reported: int | None, *, step: int, kind: str
+        self,
+        prepared: Prepared,
+        reply: AIMessage,
+        reported: int | None,
+        *,
+        step: int,
+        kind: str,
+        seconds: float | None,
     ) -> None:
         usage: Mapping[str, Any] = reply.usage_metadata or {}
         # How much of the prompt the server's cache served (llama.cpp reuses the slot's
@@ -518,6 +528,8 @@ class RunBudget:
                 kind=kind,
                 prompt_evaluated=cache.evaluated if cache else None,
                 prompt_cached=cache.cached if cache else None,
+                # Milliseconds are all a reader (or a comparison of runs) can use.
+                seconds=round(seconds, 3) if seconds is not None else None,
             )
         )
         self.report.chars_per_token = round(self.chars_per_token, 3)

@@ -56,7 +56,7 @@ from leanloop.protocol import (
 )
 from leanloop.pruning import augment_tool_schemas, processed_tokens
 from leanloop.report import RunReport, StopReason
-from leanloop.spec.types import AgentSpec
+from leanloop.spec.types import AgentSpec, ModelSpec
 from leanloop.tools.registry import ToolRegistry
 
 __all__ = ["AgentLoop", "CutStreamError", "StepSink", "TextSink", "TurnContext"]
@@ -206,6 +206,7 @@ class AgentLoop:
         self._profile = pick_profile(spec.prompt_profile, spec.model.model)
         self._prefetches = spec.prefetch_mentioned_files and "read_file" in registry.names
         self._needs_room = spec.allow_tool_output_pruning and pruning_trigger(spec) == "budget"
+        self._model_name = _model_name(spec.model)
 
     async def run(
         self,
@@ -272,7 +273,7 @@ class AgentLoop:
         named: Callable[[], list[str]],
         turn: TurnContext,
     ) -> _Run:
-        report = RunReport(question=question)
+        report = RunReport(question=question, agent=self.spec.name, model=self._model_name)
         if turn.session is not None:
             report.session = {"omitted_turns": 0, "resumed_from": None, **turn.session}
         protocol = ToolProtocol(
@@ -413,8 +414,11 @@ class AgentLoop:
     async def _send(self, run: _Run, prepared: Prepared, *, kind: str) -> _Answered:
         """Send one request, recovering once from a refusal for size or for tools."""
         attempt, recovered_size, flattened, recut = prepared, False, False, False
+        # The loop's clock, the one of every timing decision (ADR 0027): on virtual time
+        # in tests, a scripted model's delay is the seconds measured.
+        clock = asyncio.get_running_loop()
         while True:
-            sent = time.perf_counter()
+            sent = clock.time()
             try:
                 reply = await self._invoke(run, attempt)
             except asyncio.CancelledError:
@@ -446,6 +450,7 @@ class AgentLoop:
                 else:
                     raise self._failed(run, exc) from exc
                 continue
+            seconds = clock.time() - sent  # of the attempt that was answered
             # A step sent again after a refusal is recorded as a retry (the refused attempt
             # has no reply to record); the final request stays "final".
             retried = attempt is not prepared and kind == "step"
@@ -453,10 +458,17 @@ class AgentLoop:
             # follows is worked out for the reply as it enters the history.
             read = run.protocol.read(reply) if kind != "final" else None
             entering = read.reply if read is not None else reply
-            self._record(run, attempt, reply, "retry" if retried else kind, entering=entering)
+            self._record(
+                run,
+                attempt,
+                reply,
+                "retry" if retried else kind,
+                entering=entering,
+                seconds=seconds,
+            )
             if run.learn_speed is not None:
                 tokens = processed_tokens(reply.usage_metadata, default=attempt.tokens)
-                run.learn_speed(tokens, time.perf_counter() - sent)
+                run.learn_speed(tokens, seconds)
             return _Answered(reply, read)
 
     def _note_cut(self, run: _Run, exc: CutStreamError) -> None:
@@ -675,7 +687,14 @@ class AgentLoop:
         return AIMessage(content=text)
 
     def _record(
-        self, run: _Run, prepared: Prepared, reply: AIMessage, kind: str, *, entering: AIMessage
+        self,
+        run: _Run,
+        prepared: Prepared,
+        reply: AIMessage,
+        kind: str,
+        *,
+        entering: AIMessage,
+        seconds: float,
     ) -> None:
         if reply.usage_metadata:
             run.usage = add_usage(run.usage, reply.usage_metadata)
@@ -688,6 +707,7 @@ class AgentLoop:
             kind=kind,
             room=self._needs_room,
             entering=entering,
+            seconds=seconds,
         )
 
     async def _finish(self, run: _Run, reply: AIMessage, reason: StopReason) -> AIMessage:
@@ -760,6 +780,17 @@ def _resume(run: _Run, steps: Sequence[tuple[int, Sequence[BaseMessage]]]) -> No
     if run.report.session is not None:
         run.report.session["resumed_from"] = last
     run.report.events.append(f"resumed after step {last} ({len(steps)} stored steps)")
+
+
+def _model_name(model: ModelSpec) -> str | None:
+    """The model as the report names it: the name the server is asked for, else the class
+    of a ``class:`` model (``ScriptedChatModel``), which is what a reader of the YAML knows."""
+    if model.model:
+        return model.model
+    if model.class_path:
+        # `package.module:Class`, or a dotted path to the class.
+        return model.class_path.rpartition(":")[2].rpartition(".")[2] or None
+    return None
 
 
 def _pruning_shares_server(spec: AgentSpec) -> bool:

@@ -46,7 +46,7 @@ from leanloop.pruning import (
 from leanloop.pruning.extract import CountRatio, question_about_file, task_context_from
 from leanloop.pruning.markers import escape_pruned, escape_reserved, mark_pruned
 from leanloop.pruning.prompt import split_raw_lines
-from leanloop.report import RunReport, ToolCallRecord
+from leanloop.report import RunReport, ToolCallRecord, result_preview
 from leanloop.spec.types import AgentSpec
 from leanloop.textcap import cap_text
 from leanloop.tools.registry import ToolOutcome, ToolRegistry, clean_text
@@ -121,6 +121,9 @@ class _Ran:
     rerun: Rerun | None = None
     outcome: ToolOutcome | None = None
     """The tool's outcome; ``None`` for a repeat the guard answered."""
+    seconds: float = 0.0
+    """The tool's own run time (the pages read on for the pruning pass too), on the
+    event loop's clock; 0 for a repeat."""
 
 
 KEPT_WHOLE_NOTE = "kept whole: the round's results fit the request (pruning_trigger: budget)"
@@ -362,11 +365,16 @@ class ToolRunner:
             request = PruneRequest(prune=False)
         if isinstance(repeat, Repeat):
             return _Ran(call, args, request, meta, repeat=repeat)
+        # Each call's own time: the calls of a round run together, so the round's time
+        # would give every call the slowest one's (ADR 0027: the loop's clock).
+        clock = asyncio.get_running_loop()
+        started = clock.time()
         outcome = await self.registry.run(
             call["name"], args, time_limit=self.spec.tool_timeout, request_paths=self.named
         )
         if self._reads_on(outcome, args, request):
             outcome = await self._read_on(outcome)
+        seconds = clock.time() - started
         if outcome.timed_out:
             # The tool's own limit (tools: [{name, timeout}]) when it has one.
             timeout = (
@@ -375,7 +383,7 @@ class ToolRunner:
             self.report.events.append(
                 f"step {step}: {outcome.name} timed out after {timeout:g} s; not retried"
             )
-        return _Ran(call, args, request, meta, rerun=rerun, outcome=outcome)
+        return _Ran(call, args, request, meta, rerun=rerun, outcome=outcome, seconds=seconds)
 
     def _reads_on(self, outcome: ToolOutcome, args: dict[str, Any], request: PruneRequest) -> bool:
         """Whether a ``read_file`` page is read on to the end for the pruning pass.
@@ -473,19 +481,24 @@ class ToolRunner:
                 chars_raw=0,
                 repeated=True,
                 notes=[f"repeat of the call at step {repeat.step}; not run"],
+                result_preview=result_preview(repeat.reminder),  # what the model got instead
             )
             return CallResult(call, repeat.reminder, ok=True, repeated=True), record
         outcome, rerun = ran.outcome, ran.rerun
         assert outcome is not None  # a call the guard let through ran
         notes = [*outcome.notes, *([rerun.note] if rerun else [])]
-        text, pruned = outcome.text, False
+        text, pruned, seconds = outcome.text, False, ran.seconds
         if prune:
             task = context(ran.args)
             path = ran.args.get("path")
             subject = path if isinstance(path, str) else None
+            clock = asyncio.get_running_loop()
+            started = clock.time()
             text, pruned = await self._prune(
                 outcome.name, text, ran.request, task, step, subject=subject
             )
+            # The pass is part of the call's cost: its result waited for it.
+            seconds += clock.time() - started
             text = clean_text(text)  # the extraction model's words are not checked text
         elif kept:
             notes.append(KEPT_WHOLE_NOTE)
@@ -512,6 +525,8 @@ class ToolRunner:
             retries=outcome.retries,
             # An agent:NAME call's sub-run, nested whole (its own dict: the report is dumped).
             sub_report=dict(outcome.sub_report) if outcome.sub_report is not None else None,
+            seconds=round(seconds, 3),
+            result_preview=result_preview(capped),
         )
         if self.guard is not None:
             self.guard.remember(
