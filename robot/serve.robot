@@ -2,8 +2,12 @@
 Documentation       ``leanloop serve`` as a real process (``python -m leanloop.serve``) on a
 ...                 loopback port, with scripted models only: curl and the official ``openai``
 ...                 client talk to it; each refusal has its status in OpenAI's error shape, and
-...                 SIGTERM ends it cleanly with no traceback in its log (ADR 0025).
+...                 SIGTERM ends it cleanly with no traceback in its log (ADR 0025). One test
+...                 (tagged ``real-model``, left out of the everyday run) serves an agent on the
+...                 real embedded model instead, its own llama-server and serve process beside
+...                 the scripted one.
 Library             resources/ServeLibrary.py
+Library             resources/ServerLibrary.py
 Library             Collections
 Suite Setup         Start Serve Process    --max-body-bytes    4096
 Suite Teardown      Stop Serve Process
@@ -89,6 +93,34 @@ It Refuses To Start Without A Token Off Loopback
     Should Be Equal As Integers    ${result}[rc]    2
     Should Contain    ${result}[stderr]    --no-auth is refused
 
+The Real Model Answers Over Serve And A Session Continues
+    [Documentation]    The 0.5B's answers are often wrong: the test asserts that answers came,
+    ...    with the report, and that each request of the session saw the turns before it.
+    [Tags]    local-model    real-model
+    [Setup]    Start Real Serve
+    [Teardown]    Stop Real Serve
+    ${first}=    Openai Chat    reader    What launch code do the notes in notes.txt give?
+    ...    session=serve-real
+    Should Not Be Empty    ${first}[content]
+    Should Be Equal    ${first}[leanloop][session][thread_id]    serve-real
+    Should Be Equal As Integers    ${first}[leanloop][session][turn]    1
+    Should Be True    ${first}[usage][completion_tokens] > 0
+    ${second}=    Openai Chat    reader    Which file did you read for that?    stream=${True}
+    ...    session=serve-real
+    Should Not Be Empty    ${second}[content]
+    Should Be Equal As Integers    ${second}[leanloop][session][turn]    2
+    Should Be Equal As Integers    ${second}[leanloop][session][earlier_turns]    1
+    ${token}=    Serve Token
+    ${reply}=    Curl    /chat/completions    -H    Authorization: Bearer ${token}
+    ...    -H    X-Leanloop-Session: serve-real
+    ...    -d    {"model": "reader", "messages": [{"role": "user", "content": "Say the code once more."}]}
+    Should Be Equal As Integers    ${reply}[status]    200    ${reply}[body]
+    Should Not Be Empty    ${reply}[json][choices][0][message][content]
+    Should Be Equal As Integers    ${reply}[json][leanloop][session][turn]    3
+    Should Be Equal As Integers    ${reply}[json][leanloop][session][earlier_turns]    2
+    ${log}=    Serve Log
+    Should Not Contain    ${log}    Traceback
+
 SIGTERM Ends The Server Cleanly
     [Documentation]    Last: it stops the suite's server (the teardown then has nothing to do).
     ${code}=    Stop Serve Process
@@ -99,6 +131,18 @@ SIGTERM Ends The Server Cleanly
 
 
 *** Keywords ***
+Start Real Serve
+    [Documentation]    llama-server with the embedded model, and a serve process on it (the
+    ...    scripted one is set aside until Stop Real Serve).
+    ${llama}=    Start Local Llama Server    ctx_size=4096
+    ${file}=    Real Model Agents File    ${llama}
+    Start Serve Process    agents_file=${file}
+
+Stop Real Serve
+    ${code}=    Stop Serve Process
+    Stop Local Llama Server
+    Should Be Equal As Integers    ${code}    0
+
 Refusal Should Be
     [Arguments]    ${reply}    ${status}    ${code}
     Should Be Equal As Integers    ${reply}[status]    ${status}    ${reply}[body]

@@ -1,9 +1,11 @@
 """Robot keywords for ``robot/serve.robot``: ``python -m leanloop.serve`` as a real process.
 
 The agents file and its scripted models are the pytest fixtures (tests/serve/fixtures),
-copied to a fresh folder so the session store lives there. The server is started on a
-free loopback port and stopped with SIGTERM, as a service manager would; its stderr is
-kept so a test can check that no traceback was logged.
+copied to a fresh folder so the session store lives there; the real-model test writes
+its own (``Real Model Agents File``). The server is started on a free loopback port and
+stopped with SIGTERM, as a service manager would; its stderr is kept so a test can check
+that no traceback was logged. Starting a second server while one runs sets the first
+aside: the keywords talk to the newest, and stopping it brings the first back.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from typing import Any
 
 import httpx
 import openai
+from agents_file import agent_entry, model_entry, write_agents_file
 
 FIXTURES = Path(__file__).resolve().parents[2] / "tests" / "serve" / "fixtures"
 TOKEN = "robot-serve-token-0123456789"
@@ -37,19 +40,43 @@ class ServeLibrary:
         self.folder: Path | None = None
         self.base_url = ""
         self.log = ""
+        # The servers set aside by a newer one: (process, folder, base URL, log file).
+        self._set_aside: list[tuple[subprocess.Popen[bytes], Path, str, Any]] = []
 
     def serve_token(self) -> str:
         """The bearer token the server is started with."""
         return TOKEN
 
-    def start_serve_process(self, *options: str, timeout: float = 60) -> str:
+    def real_model_agents_file(self, base_url: str) -> str:
+        """A fresh folder with ``workspace/notes.txt`` and the agent ``reader`` on the
+        model at ``base_url`` (``read_file`` and the other workspace tools); its path."""
+        folder = Path(tempfile.mkdtemp(prefix="leanloop-serve-real-"))
+        (folder / "workspace").mkdir()
+        (folder / "workspace" / "notes.txt").write_text("The launch code is 4711.\n")
+        prompt = (
+            "You answer questions about the files in the workspace. The notes are in "
+            "notes.txt. Use the tools to look at the files before you answer."
+        )
+        return write_agents_file(
+            folder, model_entry(base_url, "local"), "reader", agent_entry(prompt)
+        )
+
+    def start_serve_process(self, *options: str, agents_file: str = "", timeout: float = 60) -> str:
         """Start ``python -m leanloop.serve`` on a free port; return its ``/v1`` base URL.
 
+        ``agents_file``: serve it (its folder is removed once stopped); by default a copy of
+        the scripted fixtures. A server already running is set aside until this one stops.
         Fails with the server's stderr when it exits or does not answer ``/healthz``.
         """
-        self.folder = Path(tempfile.mkdtemp(prefix="leanloop-serve-"))
-        for name in ("agents.yaml", "serve_models.py"):
-            shutil.copy(FIXTURES / name, self.folder / name)
+        if self.process is not None:
+            assert self.folder is not None  # set with the process
+            self._set_aside.append((self.process, self.folder, self.base_url, self._stderr))
+        if agents_file:
+            self.folder = Path(agents_file).parent
+        else:
+            self.folder = Path(tempfile.mkdtemp(prefix="leanloop-serve-"))
+            for name in ("agents.yaml", "serve_models.py"):
+                shutil.copy(FIXTURES / name, self.folder / name)
         with socket.socket() as sock:
             sock.bind(("127.0.0.1", 0))
             port = sock.getsockname()[1]
@@ -103,6 +130,8 @@ class ServeLibrary:
         self.process = None
         if self.folder is not None:
             shutil.rmtree(self.folder, ignore_errors=True)
+        if self._set_aside:
+            self.process, self.folder, self.base_url, self._stderr = self._set_aside.pop()
         return code
 
     def serve_log(self) -> str:

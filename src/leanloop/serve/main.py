@@ -3,6 +3,11 @@
 The bearer token comes from ``LEANLOOP_SERVE_TOKEN``, never from the command line
 (where ``ps`` shows it to every user of the machine). Without one the server refuses to
 start, unless it is bound to a loopback address and ``--no-auth`` says so explicitly.
+
+With ``--workers N`` (N > 1) uvicorn runs N processes on one socket; each builds its app
+with :func:`worker_app` from the command line the parent passes in
+``LEANLOOP_SERVE_ARGV``. A session's turns may then be served by any worker, so the
+agents' session store must be PostgreSQL (SQLite is refused before anything starts).
 """
 
 from __future__ import annotations
@@ -10,6 +15,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import functools
+import json
 import logging
 import os
 import signal
@@ -23,14 +29,30 @@ from leanloop.serve.errors import ServeSetupError
 from leanloop.serve.limits import ServeSettings, is_loopback
 
 if TYPE_CHECKING:
+    from fastapi import FastAPI
+
     from leanloop.agent import LLMAgent
 
-__all__ = ["TOKEN_ENV", "load_served_agents", "serve_main", "settings_from"]
+__all__ = [
+    "ARGV_ENV",
+    "TOKEN_ENV",
+    "check_workers_store",
+    "load_served_agents",
+    "serve_main",
+    "settings_from",
+    "worker_app",
+]
 
 TOKEN_ENV = "LEANLOOP_SERVE_TOKEN"  # noqa: S105 - the variable's name, not a secret
 """The environment variable holding the bearer token clients must send."""
 
+ARGV_ENV = "LEANLOOP_SERVE_ARGV"
+"""The variable through which ``--workers`` passes the command line (JSON) to each worker."""
+
 _BAD_INPUT = 2
+_WORKER_APP = "leanloop.serve.main:worker_app"
+_LOG_FORMAT = "%(levelname)s: %(name)s: %(message)s"
+_SHARED_STORES = frozenset({"postgres", "postgresql"})
 _SERVE_EXTRA = "leanloop serve needs its extra: pip install 'leanloop[serve]'"
 
 
@@ -86,6 +108,14 @@ def _parser() -> argparse.ArgumentParser:
         metavar="S",
         help="on SIGTERM/Ctrl-C, seconds to let running requests finish before they are "
         "cancelled (30)",
+    )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        metavar="N",
+        help="server processes on the one port; above 1 the agents' session store "
+        "(sessions.store) must be PostgreSQL (1)",
     )
     return parser
 
@@ -145,6 +175,59 @@ def load_served_agents(path: str, names: Sequence[str] | None = None) -> dict[st
     return agents
 
 
+def check_workers_store(agents: Mapping[str, LLMAgent], workers: int) -> None:
+    """Refuse ``workers`` processes unless every agent keeps its sessions in PostgreSQL.
+
+    Any worker may serve any turn of a session, so they must share its store: SQLite
+    (the default, ``.leanloop/sessions.db``) is a file that several processes writing at
+    once make wait on its lock, and that a second machine cannot reach at all.
+
+    Raises:
+        ServeSetupError: ``workers`` below 1, or above 1 with an agent whose store is
+            SQLite (named, with the file's ``sessions.store`` to set).
+    """
+    if workers < 1:
+        msg = f"--workers must be at least 1 (got {workers})"
+        raise ServeSetupError(msg)
+    if workers == 1:
+        return
+    from leanloop.agent.conversation import store_url  # noqa: PLC0415 - LangChain on use
+    from leanloop.sessions import redact_url  # noqa: PLC0415
+
+    for name, agent in sorted(agents.items()):
+        url = store_url(agent.spec)
+        if url.partition("://")[0].lower() not in _SHARED_STORES:
+            where = agent.spec.source.name if agent.spec.source is not None else "the agents file"
+            msg = (
+                f"--workers {workers} needs a PostgreSQL session store shared by the workers, "
+                f"but the agent {name!r} keeps its sessions in {redact_url(url)}: set "
+                f"sessions.store in {where} to postgres://USER@HOST/DATABASE, or use --workers 1"
+            )
+            raise ServeSetupError(msg)
+
+
+def worker_app() -> FastAPI:
+    """The app of one ``--workers`` process, built from the parent's command line.
+
+    uvicorn starts each worker as a fresh process that imports its app by name
+    (``factory=True``), so the options travel in ``LEANLOOP_SERVE_ARGV`` and the token in
+    ``LEANLOOP_SERVE_TOKEN``, both inherited from the parent, which checked them already.
+
+    Raises:
+        ServeSetupError: ``LEANLOOP_SERVE_ARGV`` is missing (not started by ``serve``).
+    """
+    from leanloop.serve.app import create_app  # noqa: PLC0415 - the optional extra
+
+    raw = os.environ.get(ARGV_ENV)
+    if raw is None:
+        msg = f"{_WORKER_APP} is started by 'leanloop serve --workers N' (no {ARGV_ENV})"
+        raise ServeSetupError(msg)
+    args = _parser().parse_args(json.loads(raw))
+    # A spawned worker starts with no logging set up: the same lines as the parent's.
+    logging.basicConfig(level=logging.INFO, format=_LOG_FORMAT)
+    return create_app(load_served_agents(args.file, args.agents), settings_from(args, os.environ))
+
+
 @contextlib.contextmanager
 def _graceful_signals(server: Any) -> Iterator[None]:
     """uvicorn's signal handling, without raising the signal again after the shutdown.
@@ -187,6 +270,7 @@ def serve_main(argv: Sequence[str] | None = None) -> int:
     try:
         settings = settings_from(args, os.environ)
         agents = load_served_agents(args.file, args.agents)
+        check_workers_store(agents, args.workers)
     except SpecError as exc:
         for issue in exc.issues:
             print(issue, file=sys.stderr)
@@ -194,25 +278,32 @@ def serve_main(argv: Sequence[str] | None = None) -> int:
     except (ServeSetupError, LeanloopError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return _BAD_INPUT
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s: %(name)s: %(message)s")
+    logging.basicConfig(level=logging.INFO, format=_LOG_FORMAT)
     auth = "bearer token" if settings.token else "no auth (loopback)"
+    # The concurrency limit is each worker's own: they share no memory.
+    at_once = f"{settings.max_concurrency} at once"
+    if args.workers > 1:
+        at_once = f"{args.workers} workers, {at_once} in each"
     print(
         f"leanloop serve: {', '.join(sorted(agents))} on http://{args.host}:{args.port}/v1 "
-        f"({auth}; {settings.max_concurrency} at once; deadline {settings.deadline:g} s)",
+        f"({auth}; {at_once}; deadline {settings.deadline:g} s)",
         file=sys.stderr,
         flush=True,
     )
-    config = uvicorn.Config(
-        create_app(agents, settings),
-        host=args.host,
-        port=args.port,
+    options: dict[str, Any] = {
+        "host": args.host,
+        "port": args.port,
         # Graceful shutdown: stop accepting, let running requests finish for --grace
         # seconds, then cancel them (a cancelled session turn stays resumable).
-        timeout_graceful_shutdown=args.grace,
-        log_level="info",
+        "timeout_graceful_shutdown": args.grace,
+        "log_level": "info",
         # uvicorn would otherwise reconfigure logging and drop leanloop's own lines.
-        log_config=None,
-    )
+        "log_config": None,
+    }
+    if args.workers > 1:
+        given = sys.argv[1:] if argv is None else argv
+        return _run_workers(uvicorn, given, args.workers, options)
+    config = uvicorn.Config(create_app(agents, settings), **options)
     server = uvicorn.Server(config)
     # An instance attribute: uvicorn's serve() calls self.capture_signals().
     server.capture_signals = functools.partial(_graceful_signals, server)  # type: ignore[method-assign]
@@ -222,3 +313,28 @@ def serve_main(argv: Sequence[str] | None = None) -> int:
         return exc.code if isinstance(exc.code, int) else 1
     # After SIGTERM or Ctrl-C uvicorn returns normally, once running requests have ended.
     return 0 if server.started else 1
+
+
+def _run_workers(
+    uvicorn: Any, argv: Sequence[str], workers: int, options: Mapping[str, Any]
+) -> int:
+    """Run ``workers`` processes under uvicorn's supervisor; the exit status.
+
+    The supervisor, not ``uvicorn.run``, so a worker that fails to start (its app could
+    not be built) is exit 1 rather than a clean 0. The agents built here to check the
+    file are not passed on: each worker builds its own, in its own process.
+    """
+    from uvicorn.config import STARTUP_FAILURE  # noqa: PLC0415 - the optional extra
+    from uvicorn.supervisors import Multiprocess  # noqa: PLC0415
+
+    # Spawned workers inherit the environment (the token is there already).
+    os.environ[ARGV_ENV] = json.dumps(list(argv))
+    config = uvicorn.Config(_WORKER_APP, factory=True, workers=workers, **options)
+    try:
+        supervisor = Multiprocess(config, sockets=[config.bind_socket()])
+        supervisor.run()  # SIGTERM/Ctrl-C: it stops the workers gracefully and returns
+    except SystemExit as exc:  # uvicorn exits 1 when it cannot bind (it logged why)
+        return exc.code if isinstance(exc.code, int) else 1
+    # A worker whose app failed makes the supervisor stop (it logged why).
+    failed = any(p.process.exitcode == STARTUP_FAILURE for p in supervisor.processes)
+    return 1 if failed else 0
