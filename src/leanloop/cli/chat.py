@@ -41,13 +41,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, NamedTuple, TextIO
 from urllib.parse import urlsplit, urlunsplit
 
-from leanloop.cli.command import (
+from leanloop.cli._runs import (
     EXIT_BAD_INPUT,
     EXIT_FAILED,
     EXIT_OK,
     PARTIAL_MARK,
-    _run_interruptible,
-    _session_id,
+    run_interruptible,
+    session_id,
 )
 from leanloop.exceptions import RunFailed, StructuredOutputError
 from leanloop.report import format_report, summary_line
@@ -453,7 +453,7 @@ def run_chat(args: argparse.Namespace) -> int:
     """
     from leanloop.spec import load_specs  # noqa: PLC0415 - no LangChain yet
 
-    given = _session_id(args)
+    given = session_id(args)
     thread = given if given is not None else new_thread_id()
     args.session = thread  # what a resume hint names
     specs = load_specs(args.file, only=args.agent)
@@ -536,7 +536,7 @@ def _turn(args: argparse.Namespace, agent: LLMAgent, state: ChatState, question:
     answer: str | None = None
     try:
         with _spinning(spinner):
-            answer, report = _run_interruptible(_ask(agent, question, config, spinner))
+            answer, report = run_interruptible(_ask(agent, question, config, spinner))
     except RunFailed as exc:
         state.report = {"answer": None, **exc.report.to_dict()}
         print(f"error: {exc}", file=sys.stderr)

@@ -23,12 +23,24 @@ import logging
 import os
 import shlex
 import sys
-import threading
 import warnings
-from collections.abc import Coroutine, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn, TypeVar, cast
+from typing import TYPE_CHECKING, Any, NoReturn, cast
 
+from leanloop.cli._runs import (
+    EXIT_BAD_INPUT,
+    EXIT_ENDED_OTHERWISE,
+    EXIT_FAILED,
+    EXIT_OK,
+    PARTIAL_MARK,
+    interrupt_json,
+    interrupt_said,
+    json_error_text,
+    run_interruptible,
+    session_id,
+    signalled_exit,
+)
 from leanloop.exceptions import (
     LeanloopError,
     RunFailed,
@@ -43,14 +55,14 @@ from leanloop.report import ENDED_OTHERWISE, summary_line
 if TYPE_CHECKING:
     from leanloop.agent import LLMAgent
 
-__all__ = ["EXIT_BAD_INPUT", "EXIT_ENDED_OTHERWISE", "EXIT_FAILED", "EXIT_OK", "main"]
-
-EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_ENDED_OTHERWISE = 0, 1, 2, 3
-
-PARTIAL_MARK = "[leanloop: the run failed; the text above is not an answer]"
-"""The stdout line after text a failed run had already streamed (exit 1 follows)."""
-
-T = TypeVar("T")
+__all__ = [
+    "EXIT_BAD_INPUT",
+    "EXIT_ENDED_OTHERWISE",
+    "EXIT_FAILED",
+    "EXIT_OK",
+    "PARTIAL_MARK",
+    "main",
+]
 
 _EPILOG = """exit codes: 0 answered · 1 failed · 2 bad input (or a session that cannot take
 the turn: busy, or an unfinished turn to --resume) · 3 ended otherwise (max_rounds,
@@ -87,10 +99,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if "--json" in (words[: words.index("--")] if "--" in words else words):
             _print_json_error(str(exc))
         return EXIT_BAD_INPUT
-    _interrupt_said.clear()
-    _interrupt_json.clear()
+    interrupt_said.clear()
+    interrupt_json.clear()
     if getattr(args, "json", False):
-        _interrupt_json.set()
+        interrupt_json.set()
     try:
         with _noise(args):
             code: int = args.handler(args)
@@ -110,10 +122,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         _json_error(args, str(exc))
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_FAILED
-    except KeyboardInterrupt as exc:  # Ctrl-C; SIGTERM or SIGHUP during a run (_Signalled)
-        signum = exc.signum if isinstance(exc, _Signalled) else _SIGINT
-        _say_interrupted(signum)
-        return _EXIT_SIGNALLED + signum
+    except KeyboardInterrupt as exc:  # Ctrl-C; SIGTERM or SIGHUP during a run
+        return signalled_exit(exc)
     except UnicodeEncodeError as exc:
         if "surrogates" not in exc.reason:
             raise
@@ -185,132 +195,6 @@ def _resume_command(args: argparse.Namespace) -> str:
         words += ["--agent", args.agent]
     words += ["--session", str(args.session), "--resume"]
     return shlex.join(words)
-
-
-def _session_id(args: argparse.Namespace) -> str | None:
-    """``--session ID`` as given, ``None`` without it; an empty or blank ID is refused.
-
-    Raises:
-        SessionError: ``--session ""`` or ``--session " "``: the same line as for
-            ``configurable.thread_id`` (never taken as "no session").
-    """
-    if args.session is None:
-        return None
-    from leanloop.sessions import check_thread_id  # noqa: PLC0415 - keep `--help` fast
-
-    return check_thread_id(args.session, given_as="--session")
-
-
-_SIGINT = 2
-"""``signal.SIGINT`` (2 everywhere): a plain ``KeyboardInterrupt`` is Ctrl-C outside a run."""
-_EXIT_SIGNALLED = 128
-"""A run a signal ended exits with ``128 + signum``: 130 for Ctrl-C, 143 SIGTERM, 129 SIGHUP."""
-_SIGNAL_LINES = {
-    "SIGINT": "interrupted",
-    "SIGTERM": "terminated (SIGTERM)",
-    "SIGHUP": "hung up (SIGHUP)",
-}
-"""The one line on stderr when a signal ends the command, by the signal's name."""
-_INTERRUPT_GRACE_S = 2.0
-"""After a signal, how long a run may take to unwind before the process ends anyway."""
-_interrupt_said = threading.Event()
-_interrupt_json = threading.Event()
-"""Set for ``--json``: the interrupted command still prints its JSON object."""
-
-
-class _Signalled(KeyboardInterrupt):
-    """SIGINT, SIGTERM or SIGHUP during a run: it unwinds as Ctrl-C always did."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signum)
-        self.signum = signum
-
-
-def _say_interrupted(signum: int = _SIGINT) -> None:
-    """One line on stderr (``interrupted``), once; with ``--json`` the JSON object first.
-
-    Written to the descriptors: no lock to wait for, also from a signal handler.
-    """
-    if not _interrupt_said.is_set():
-        _interrupt_said.set()
-        import signal  # noqa: PLC0415
-
-        name = signal.Signals(signum).name
-        line = _SIGNAL_LINES.get(name, f"stopped ({name})")
-        with contextlib.suppress(OSError):
-            if _interrupt_json.is_set():
-                os.write(1, (_json_error_text(line) + "\n").encode())
-            os.write(2, f"{line}\n".encode())
-
-
-def _exit_interrupted(signum: int) -> NoReturn:
-    """End the process now with ``128 + signum``, whatever its threads are doing."""
-    _say_interrupted(signum)
-    os._exit(_EXIT_SIGNALLED + signum)
-
-
-def _run_interruptible(coro: Coroutine[Any, Any, T]) -> T:
-    """``asyncio.run(coro)``, where Ctrl-C, SIGTERM and SIGHUP always end the process promptly.
-
-    The first signal cancels the run's task (a sync tool's worker thread is abandoned, the
-    model request closed, the stdio MCP servers of calls in flight stopped) and
-    :class:`_Signalled` (a ``KeyboardInterrupt``) is raised here. Should the run not have
-    unwound ``_INTERRUPT_GRACE_S`` later (a tool holding the event loop, an executor thread
-    that never joins), the process ends with ``128 + signum`` anyway; a second signal ends
-    it at once, also while the interpreter exits. Off the main thread (no signals there)
-    this is ``asyncio.run``.
-    """
-    import asyncio  # noqa: PLC0415 - asyncio alone costs ~0.1 s of `--help`
-    import signal  # noqa: PLC0415
-
-    if threading.current_thread() is not threading.main_thread():
-        return asyncio.run(coro)
-    unwound = threading.Event()
-    received: list[int] = []  # the signals, in order: the first sets the exit status
-    task: asyncio.Task[T] | None = None
-    loop: asyncio.AbstractEventLoop | None = None
-
-    def exit_unless_unwound() -> None:
-        if not unwound.wait(_INTERRUPT_GRACE_S):
-            _exit_interrupted(received[0])
-
-    def on_signal(signum: int, frame: object) -> None:
-        received.append(signum)
-        if len(received) > 1:
-            _exit_interrupted(received[0])
-        threading.Thread(target=exit_unless_unwound, name="leanloop-interrupt", daemon=True).start()
-        if task is None or loop is None or task.done():
-            raise _Signalled(signum)
-        loop.call_soon_threadsafe(task.cancel)
-
-    async def main() -> T:
-        nonlocal task
-        task = cast("asyncio.Task[T]", asyncio.current_task())
-        return await coro
-
-    # SIGTERM and SIGHUP unwind the run as Ctrl-C does: their default action would end the
-    # process at once, and a stdio MCP server in the middle of a call (in a session of its
-    # own, so no signal reaches it) would keep running, orphaned. One ignored when the run
-    # starts (nohup) stays ignored.
-    previous = {signal.SIGINT: signal.signal(signal.SIGINT, on_signal)}
-    for name in ("SIGTERM", "SIGHUP"):
-        number = getattr(signal, name, None)  # no SIGHUP on Windows
-        if number is not None and signal.getsignal(number) is not signal.SIG_IGN:
-            previous[number] = signal.signal(number, on_signal)
-    try:
-        with asyncio.Runner() as runner:
-            loop = runner.get_loop()
-            try:
-                return runner.run(main())
-            except asyncio.CancelledError:
-                if received:
-                    raise _Signalled(received[0]) from None
-                raise
-    finally:
-        unwound.set()
-        if not received:  # after a signal, a second one still ends the process at once
-            for number, handler in previous.items():
-                signal.signal(number, signal.SIG_DFL if handler is None else handler)
 
 
 class _VersionAction(argparse.Action):
@@ -449,14 +333,14 @@ def _batch_arguments(parser: argparse.ArgumentParser) -> None:
 def _batch(args: argparse.Namespace) -> int:
     from leanloop.batch.command import batch_command  # noqa: PLC0415
 
-    return batch_command(args, _run_interruptible)
+    return batch_command(args, run_interruptible)
 
 
 def _run(args: argparse.Namespace) -> int:
     from leanloop.agent import LLMAgent  # noqa: PLC0415
     from leanloop.sessions.configurable import not_utf8  # noqa: PLC0415
 
-    thread = _session_id(args)
+    thread = session_id(args)
     if args.resume and thread is None:
         return _bad_input(args, "--resume needs --session ID (the session to resume)")
     if not args.question and not args.resume:
@@ -471,7 +355,7 @@ def _run(args: argparse.Namespace) -> int:
     agent = LLMAgent.from_file(args.file, args.agent)
     session = {"thread_id": thread, "resume": args.resume} if thread is not None else None
     try:
-        answer, report = _run_interruptible(
+        answer, report = run_interruptible(
             _stream(agent, args.question, show=not args.json, quiet=args.quiet, session=session)
         )
     except RunFailed as exc:
@@ -566,7 +450,7 @@ def _emit_report(
         ``False`` when the page was asked for and could not be written (stderr says why).
     """
     if args.json:
-        _interrupt_json.clear()  # stdout holds this object: an interrupt adds no second one
+        interrupt_json.clear()  # stdout holds this object: an interrupt adds no second one
         print(json.dumps({"answer": answer, **report}, indent=2, default=str))
     if getattr(args, "html", None) is not None:
         return _write_html(args.html, {"answer": answer, **report})
@@ -612,11 +496,7 @@ def _json_error(args: argparse.Namespace, message: str) -> None:
 
 
 def _print_json_error(message: str) -> None:
-    print(_json_error_text(message))
-
-
-def _json_error_text(message: str) -> str:
-    return json.dumps({"answer": None, "stop_reason": "failed", "error": message}, indent=2)
+    print(json_error_text(message))
 
 
 def _report(args: argparse.Namespace) -> int:

@@ -24,7 +24,7 @@ from leanloop.sessions.codec import dump_message, dump_messages, load_message, l
 from leanloop.sessions.identity import AgentIdentity, check_agent
 from leanloop.sessions.model import Session, Turn, TurnStatus
 from leanloop.sessions.owner import Owner
-from leanloop.sessions.stores import redact_url
+from leanloop.sessions.urls import redact_url
 
 __all__ = [
     "AGENT_COLUMNS",

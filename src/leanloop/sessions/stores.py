@@ -6,9 +6,9 @@ import os
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING
-from urllib.parse import urlsplit, urlunsplit
 
 from leanloop.exceptions import SessionError
+from leanloop.sessions.urls import redact_url  # also named from here (leanloop.sessions)
 
 if TYPE_CHECKING:
     from leanloop.sessions.model import SessionStore
@@ -16,26 +16,6 @@ if TYPE_CHECKING:
 __all__ = ["open_store", "redact_url", "sqlite_path", "sqlite_url"]
 
 _WINDOWS_DRIVE = re.compile(r"^/[A-Za-z]:[\\/]")
-
-
-_PASSWORD_PARAM = re.compile(r"(?i)(\bpassword=)[^&;\s]*")
-
-
-def redact_url(url: str) -> str:
-    """``url`` without its password (``user:PASSWORD@`` or ``?password=``), for messages."""
-    url = _PASSWORD_PARAM.sub(r"\1***", url)
-    try:
-        parts = urlsplit(url)
-        if parts.password is None:
-            return url
-        host = parts.hostname or ""
-        if ":" in host:
-            host = f"[{host}]"  # IPv6
-        port = f":{parts.port}" if parts.port is not None else ""
-        netloc = f"{parts.username or ''}:***@{host}{port}"
-        return urlunsplit(parts._replace(netloc=netloc))
-    except ValueError:
-        return re.sub(r"//[^/]*@", "//***@", url)  # unparsable: hide the whole user part
 
 
 def sqlite_path(url: str) -> Path:

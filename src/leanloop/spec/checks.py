@@ -25,10 +25,15 @@ from leanloop._imports import ImportPathError, import_object, is_import_path
 from leanloop.spec.issues import Problem, Reporter, did_you_mean
 from leanloop.spec.options import PORTABLE_OPTIONS, lift_options, not_accepted, option_keyword
 from leanloop.spec.refs import Resolved, resolve_reference
+from leanloop.spec.toolrefs import (
+    BUILTIN_TOOLS,
+    callable_refusal,
+    is_standard_module,
+    parse_mcp_ref,
+    standard_callable_refusal,
+)
 from leanloop.spec.types import AGENT_PREFIX
 from leanloop.spec.yamlsource import KeyPath
-from leanloop.tools.mcp import parse_mcp_ref
-from leanloop.tools.names import BUILTIN_TOOLS, is_standard_module, standard_callable_refusal
 
 __all__ = ["resolve_workspace", "semantic_check", "semantic_problems"]
 
@@ -383,8 +388,6 @@ def _tool_name(checker: _Checker, tool: str, path: KeyPath) -> str | None:
     if not checker.imports:
         return _read_tool_name(checker, tool, path)
     from langchain_core.tools import BaseTool  # noqa: PLC0415 - only for import-path tools
-
-    from leanloop.tools.loader import callable_refusal  # noqa: PLC0415 - imports LangChain
 
     try:
         obj = import_object(tool, near=checker.base_dir)

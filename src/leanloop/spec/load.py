@@ -34,10 +34,9 @@ from leanloop.spec.checks import resolve_workspace, semantic_check
 from leanloop.spec.env import interpolate
 from leanloop.spec.issues import Problem, Reporter
 from leanloop.spec.schema import agent_defaults, agent_schema, schema_problems, strict_schema
+from leanloop.spec.toolrefs import BUILTIN_TOOLS, mcp_server_of
 from leanloop.spec.types import AGENT_PREFIX, AgentSpec, McpServerSpec, ModelSpec, ToolOptions
 from leanloop.spec.yamlsource import KeyPath, Mark, parse_yaml
-from leanloop.tools.mcp import mcp_server_of
-from leanloop.tools.names import BUILTIN_TOOLS
 
 _MAX_FILE_BYTES = 10_000_000
 """The largest agents file read (a real one is a few KB)."""

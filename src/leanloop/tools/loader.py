@@ -24,7 +24,6 @@ import difflib
 import inspect
 import logging
 import re
-import types
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -33,6 +32,7 @@ from langchain_core.tools import BaseTool, StructuredTool
 
 from leanloop._imports import ImportPathError, import_object, is_import_path
 from leanloop.exceptions import ToolError
+from leanloop.spec.toolrefs import callable_refusal
 from leanloop.tools.mcp import McpServer, load_mcp_tools, parse_mcp_ref
 from leanloop.tools.names import BUILTIN_TOOLS, standard_callable_refusal
 from leanloop.tools.workspace import workspace_tools
@@ -296,41 +296,6 @@ def _as_tool(obj: Any, ref: str) -> BaseTool:
         return _from_callable(obj, ref)
     msg = f"tool {ref!r} is not a tool or a function (it is of type {type(obj).__name__})"
     raise ToolError(msg)
-
-
-_COMPILED = (
-    types.BuiltinFunctionType,
-    types.BuiltinMethodType,
-    types.MethodWrapperType,
-    types.WrapperDescriptorType,
-    types.MethodDescriptorType,
-    types.ClassMethodDescriptorType,
-)
-
-
-def callable_refusal(obj: Any, ref: str, *, shown: str | None = None) -> str | None:
-    """Why the callable ``obj`` (named by ``ref``) may not be a tool, or ``None``.
-
-    A tool is a Python function (or a callable object) of the user's own code: one whose
-    home (``__module__``: where it was defined, not where it was imported) is the
-    standard library or the builtins is refused, and so is a compiled function.
-
-    Args:
-        obj: The imported callable.
-        ref: Its reference ``package.module:name``.
-        shown: How to show ``ref`` (``***`` for a value from the environment).
-    """
-    home = getattr(obj, "__module__", None)
-    if not isinstance(home, str):
-        home = type(obj).__module__
-    name = getattr(obj, "__qualname__", None) or type(obj).__qualname__
-    refusal = standard_callable_refusal(ref, f"{home}.{name}", shown=shown)
-    if refusal is None and isinstance(obj, _COMPILED):
-        refusal = (
-            f"{repr(ref) if shown is None else shown} is a compiled function, not a tool; "
-            "a tool is a LangChain tool or a function of your own module"
-        )
-    return refusal
 
 
 def _instantiate(cls: type[BaseTool], ref: str) -> BaseTool:
