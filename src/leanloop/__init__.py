@@ -10,8 +10,12 @@ from typing import TYPE_CHECKING, Any
 
 from leanloop._imports import lazy_exports
 from leanloop.exceptions import (
+    AgentRunError,
     ContextOverflowError,
+    InvalidArgument,
+    InvalidArgumentType,
     LeanloopError,
+    LeanloopSignal,
     LocalModelError,
     ModelError,
     RunFailed,
@@ -24,6 +28,7 @@ from leanloop.exceptions import (
     ToolError,
     TransientToolError,
     UnfinishedTurn,
+    UsageError,
 )
 
 if TYPE_CHECKING:
@@ -34,11 +39,15 @@ if TYPE_CHECKING:
     from leanloop.spec import AgentSpec, ModelSpec, agent_schema, load_specs
 
 __all__ = [
+    "AgentRunError",
     "AgentSpec",
     "ContextOverflowError",
     "EventRecorder",
+    "InvalidArgument",
+    "InvalidArgumentType",
     "LLMAgent",
     "LeanloopError",
+    "LeanloopSignal",
     "LocalModelError",
     "ModelError",
     "ModelSpec",
@@ -53,6 +62,7 @@ __all__ = [
     "ToolError",
     "TransientToolError",
     "UnfinishedTurn",
+    "UsageError",
     "__version__",
     "agent_schema",
     "load_agents",

@@ -21,6 +21,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from leanloop.exceptions import InvalidArgument
+
 __all__ = ["ImportPathError", "import_object", "is_import_path", "lazy_exports"]
 
 
@@ -54,8 +56,12 @@ def lazy_exports(
     return getattr_, dir_
 
 
-class ImportPathError(ValueError):
-    """An import path is malformed or names nothing importable; the message says which."""
+class ImportPathError(InvalidArgument):
+    """An import path is malformed or names nothing importable; the message says which.
+
+    Still a :class:`ValueError` (through :class:`~leanloop.exceptions.InvalidArgument`):
+    callers that catch ``ValueError`` around an import go on catching it.
+    """
 
 
 def is_import_path(text: str) -> bool:

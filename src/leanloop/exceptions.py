@@ -1,22 +1,52 @@
-"""The exceptions leanloop raises.
+"""The exceptions leanloop raises, and the signals it reads.
 
-Every error leanloop raises on purpose derives from :class:`LeanloopError`; the tree
-below names every class of this module (``tests/test_exceptions.py`` checks it against
-the classes), and ``leanloop`` exports each of them::
+Two trees, drawn below with every class that derives from their roots anywhere in
+``leanloop`` (``tests/test_exceptions.py`` checks the drawing against the classes; a
+second base a class keeps, so that ``except ValueError`` still catches it, is in brackets):
+
+- :class:`LeanloopError`: something went wrong, and leanloop says what. A failure of a run
+  (it ended without a usable answer) is an :class:`AgentRunError`; a problem found before
+  any run (a configuration file, an argument, a session that cannot be used) is not.
+- :class:`LeanloopSignal`: no failure, a request leanloop acts on (pydantic-ai's
+  ``ModelRetry`` is one): a tool raises :class:`TransientToolError` to be called again.
+
+::
 
     LeanloopError
-    ├── SpecError                a configuration file is wrong (all problems, located)
-    ├── ModelError               a request to a chat model failed after LangChain's retries
-    │   ├── ContextOverflowError   a provider's refusal for size (``Overflow.to_error``)
-    │   └── RunFailed              a run could not go on; carries the partial report
-    ├── ToolError                a tool could not be built or loaded (never raised mid-run)
-    ├── TransientToolError       raised *by a tool* for a failure worth retrying (``retries``)
-    ├── LocalModelError          the embedded llama.cpp server could not be set up or run
-    ├── SessionError             a session (a ``thread_id``) cannot be used as asked
-    │   ├── SessionBusy            another live process is running a turn of it
-    │   ├── SessionAgentMismatch   it belongs to another agent (ADR 0024)
-    │   └── UnfinishedTurn         its last turn did not finish: resume it first
-    └── StructuredOutputError    the answer could not be typed as its schema, even repaired
+    ├── SpecError                   a configuration file is wrong (all problems, located)
+    ├── UsageError                  the Python API was used wrongly: the caller's mistake
+    │   ├── InvalidArgument [ValueError]   an argument's value cannot be used
+    │   │   ├── ImportPathError              an import path names nothing importable
+    │   │   └── GlobError                    a glob no file name can match (tools)
+    │   └── InvalidArgumentType [TypeError]  an argument has a type it cannot have
+    ├── ModelError                  a chat model failed: a request refused, a reply unusable
+    │   ├── ContextOverflowError      a refusal for size (built by ``Overflow.to_error``)
+    │   └── PruneFormatError [ValueError]  a pruning reply has no OUTPUT block (pruning)
+    ├── AgentRunError               a run ended without a usable answer
+    │   ├── RunFailed [ModelError]    a request failed mid-run; carries the partial report
+    │   └── StructuredOutputError     the answer could not be typed as its schema
+    ├── ToolError                   a tool could not be built or loaded (never raised mid-run)
+    ├── LocalModelError             the embedded llama.cpp server could not be set up or run
+    ├── SessionError                a session (a ``thread_id``) cannot be used as asked
+    │   ├── SessionBusy               another live process is running a turn of it
+    │   ├── SessionAgentMismatch      it belongs to another agent (ADR 0024)
+    │   └── UnfinishedTurn            its last turn did not finish: resume it first
+    ├── ServeError                  ``leanloop serve`` answers a request with an error status
+    └── ServeSetupError             ``leanloop serve`` cannot start as asked
+    LeanloopSignal
+    └── TransientToolError          raised *by a tool*: call me again (``retries``)
+
+Where each lives when not here: :class:`ImportPathError` in ``leanloop._imports``,
+:class:`GlobError` in ``leanloop.tools._paths``, :class:`PruneFormatError` in
+``leanloop.pruning.markers``, the two serve errors in ``leanloop.serve.errors``. They stay
+beside the code that raises them, and out of ``leanloop``'s exports: none reaches a caller
+of ``leanloop``'s API (each is turned into a located issue, a tool result or an HTTP reply).
+
+Every leaf is raised somewhere, but one: no run raises :class:`ContextOverflowError`. A
+request refused for its size is shrunk and sent again, and when that fails too the run
+ends with ``budget_exhausted`` and an answer from what it read (ADR 0005): a run that
+overflows answers, it does not fail. The class is what ``Overflow.to_error()`` builds and
+what a model wrapper may raise for :func:`leanloop.budget.parse_overflow` to read.
 
 :class:`SpecIssue` is no error: it is one located problem a :class:`SpecError` carries.
 A tool that fails *during* a run never raises: its failure becomes a one-line
@@ -37,8 +67,12 @@ if TYPE_CHECKING:
     from leanloop.sessions.identity import AgentIdentity
 
 __all__ = [
+    "AgentRunError",
     "ContextOverflowError",
+    "InvalidArgument",
+    "InvalidArgumentType",
     "LeanloopError",
+    "LeanloopSignal",
     "LocalModelError",
     "ModelError",
     "RunFailed",
@@ -51,11 +85,20 @@ __all__ = [
     "ToolError",
     "TransientToolError",
     "UnfinishedTurn",
+    "UsageError",
 ]
 
 
 class LeanloopError(Exception):
     """Base class of every error leanloop raises on purpose."""
+
+
+class LeanloopSignal(Exception):
+    """Base class of the exceptions leanloop reads as a request, never as a failure.
+
+    Apart from :class:`LeanloopError` so that ``except LeanloopError`` (the CLI's, the
+    server's, a user's) never swallows a signal meant for leanloop's own loop.
+    """
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,8 +136,30 @@ class SpecError(LeanloopError):
         super().__init__("\n".join(str(issue) for issue in self.issues))
 
 
+class UsageError(LeanloopError):
+    """leanloop's Python API was used wrongly: a mistake in the caller's code.
+
+    A mistake in an agents file is a :class:`SpecError` instead, located in the file.
+    """
+
+
+class InvalidArgument(UsageError, ValueError):
+    """An argument's value cannot be used (a negative count, a share outside (0, 1]).
+
+    Also a :class:`ValueError`, as Python's convention asks, so code that caught the
+    ``ValueError`` leanloop raised before this class existed still catches it.
+    """
+
+
+class InvalidArgumentType(UsageError, TypeError):
+    """An argument has a type leanloop does not take (an agent's input, most often).
+
+    Also a :class:`TypeError`, as Python's convention asks.
+    """
+
+
 class ModelError(LeanloopError):
-    """A request to the chat model failed; the run's history was rolled back."""
+    """A chat model failed: a request was refused, or its reply cannot be used."""
 
 
 class ContextOverflowError(ModelError):
@@ -113,8 +178,19 @@ class ContextOverflowError(ModelError):
         self.window = window
 
 
-class RunFailed(ModelError):
+class AgentRunError(LeanloopError):
+    """A run ended without a usable answer; catch this for every way a run can fail.
+
+    A refusal to start one (a bad spec, a busy session) is not a run's failure and is not
+    one of these.
+    """
+
+
+class RunFailed(AgentRunError, ModelError):
     """A run could not go on: a request to the model failed for a reason other than size.
+
+    Also a :class:`ModelError`: that was its only base before :class:`AgentRunError`, and
+    ``leanloop serve`` and callers still tell a model's failure by it.
 
     Nothing half-done stays in the history. ``report`` holds what the run did up to
     the failure (requests, tool calls, the context events), so a caller can still show
@@ -137,7 +213,7 @@ class ToolError(LeanloopError):
     """A tool could not be built or loaded from its configuration."""
 
 
-class TransientToolError(LeanloopError):
+class TransientToolError(LeanloopSignal):
     """Raised by a tool for a failure that may pass if the call is made again.
 
     A tool with ``retries: N`` in the agents file is called again, with backoff, up to
@@ -192,7 +268,7 @@ class UnfinishedTurn(SessionError):
         self.steps = steps
 
 
-class StructuredOutputError(LeanloopError):
+class StructuredOutputError(AgentRunError):
     """The answer could not be turned into the requested schema, even after a repair.
 
     Attributes:

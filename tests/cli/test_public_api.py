@@ -19,11 +19,15 @@ import leanloop
 from leanloop.report import RunReport
 
 PUBLIC_NAMES = {
+    "AgentRunError",
     "AgentSpec",
     "ContextOverflowError",
     "EventRecorder",
+    "InvalidArgument",
+    "InvalidArgumentType",
     "LLMAgent",
     "LeanloopError",
+    "LeanloopSignal",
     "LocalModelError",
     "ModelError",
     "ModelSpec",
@@ -38,6 +42,7 @@ PUBLIC_NAMES = {
     "ToolError",
     "TransientToolError",
     "UnfinishedTurn",
+    "UsageError",
     "__version__",
     "agent_schema",
     "load_agents",
@@ -60,6 +65,7 @@ def test_a_run_failure_is_a_leanloop_error_that_carries_the_partial_report() -> 
     )
 
     assert isinstance(failed, leanloop.LeanloopError)
+    assert isinstance(failed, leanloop.AgentRunError)  # the run-level base (issue 27)
     assert isinstance(failed, leanloop.ModelError)
     assert failed.report.steps == 1, failed.report
 

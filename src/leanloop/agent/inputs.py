@@ -8,6 +8,8 @@ from typing import Any
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage, convert_to_messages
 from langchain_core.prompt_values import PromptValue
 
+from leanloop.exceptions import InvalidArgumentType
+
 __all__ = ["AgentInput", "opening_messages"]
 
 AgentInput = str | Mapping[str, Any] | PromptValue | Sequence[BaseMessage]
@@ -22,12 +24,13 @@ def opening_messages(value: Any, *, system_prompt: str | None) -> list[BaseMessa
     accept a system message only at the very start.
 
     Raises:
-        TypeError: For input of a kind the agent does not take (a user mistake, said in one line).
+        InvalidArgumentType: For input of a kind the agent does not take (a user mistake,
+            said in one line; also a ``TypeError``).
     """
     messages = _to_messages(value)
     if not any(isinstance(m, HumanMessage) for m in messages):
         msg = "the agent needs a question: a string, {'input': ...}, or messages with a human turn"
-        raise TypeError(msg)
+        raise InvalidArgumentType(msg)
     systems = [m for m in messages if isinstance(m, SystemMessage)]
     rest = [m for m in messages if not isinstance(m, SystemMessage)]
     texts = [system_prompt] if system_prompt else []
@@ -44,11 +47,11 @@ def _to_messages(value: Any) -> list[BaseMessage]:
     if isinstance(value, Mapping):
         if "input" not in value and "messages" not in value:
             msg = f"a dict input needs an 'input' key (got keys: {sorted(value)})"
-            raise TypeError(msg)
+            raise InvalidArgumentType(msg)
         history = list(convert_to_messages(value.get("messages", [])))
         question = value.get("input")
         return [*history, HumanMessage(content=str(question))] if question else history
     if isinstance(value, Sequence):
         return list(convert_to_messages(value))
     msg = f"the agent cannot take input of type {type(value).__name__}"
-    raise TypeError(msg)
+    raise InvalidArgumentType(msg)

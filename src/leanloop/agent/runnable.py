@@ -35,7 +35,7 @@ from leanloop._imports import ImportPathError, import_object
 from leanloop.agent.conversation import run_turn, session_of
 from leanloop.agent.inputs import AgentInput, opening_messages
 from leanloop.agent.structured import attach_structured
-from leanloop.exceptions import SpecError, SpecIssue, ToolError
+from leanloop.exceptions import InvalidArgument, SpecError, SpecIssue, ToolError
 from leanloop.loop import AgentLoop, TextSink
 from leanloop.loop.profiles import pick_profile
 from leanloop.models import build_chat_model
@@ -46,6 +46,7 @@ from leanloop.spec.load import load_specs_from_dict
 from leanloop.spec.types import AGENT_PREFIX, AgentSpec, ModelSpec
 from leanloop.tools.agents import agent_tool
 from leanloop.tools.loader import build_tools_by_ref, tool_of
+from leanloop.tools.mcp import McpSessions
 from leanloop.tools.registry import ToolPolicy, ToolRegistry
 from leanloop.tools.workspace import workspace_path_exists
 
@@ -195,12 +196,12 @@ class LLMAgent(RunnableSerializable[AgentInput, AIMessage]):
                 carries the run report) instead of the instance alone.
 
         Raises:
-            ValueError: When neither ``schema`` nor ``output_schema`` is set.
+            InvalidArgument: When neither ``schema`` nor ``output_schema`` is set.
         """
         chosen = schema or self.answer_schema
         if chosen is None:
             msg = "with_structured_output needs a schema (or the agent's output_schema)"
-            raise ValueError(msg)
+            raise InvalidArgument(msg)
         typed = self.model_copy(update={"answer_schema": chosen})
 
         def pick(message: AIMessage) -> Any:
@@ -242,7 +243,13 @@ class LLMAgent(RunnableSerializable[AgentInput, AIMessage]):
         # agent_tool's tool is async only; create_agent's sync invoke calls `func`.
         return made.model_copy(update={"func": run})
 
-    def _loop(self, spec: AgentSpec | None = None, extra: Sequence[BaseTool] = ()) -> AgentLoop:
+    def _loop(
+        self,
+        spec: AgentSpec | None = None,
+        extra: Sequence[BaseTool] = (),
+        *,
+        sessions: McpSessions | None = None,
+    ) -> AgentLoop:
         spec = spec or self.spec
         workspace = spec.workspace
         registry = ToolRegistry(
@@ -250,6 +257,7 @@ class LLMAgent(RunnableSerializable[AgentInput, AIMessage]):
             result_max_chars=spec.tool_result_max_chars,
             path_exists=workspace_path_exists(workspace) if workspace is not None else None,
             policies=self.tool_policies,
+            mcp_sessions=sessions,
         )
         return AgentLoop(
             spec=spec, model=self.model, registry=registry, pruning_model=self.pruning_model
@@ -371,18 +379,26 @@ class LLMAgent(RunnableSerializable[AgentInput, AIMessage]):
         messages = opening_messages(input, system_prompt=self.spec.system_prompt)
         child = cast(RunnableConfig, {**config, "callbacks": run_manager.get_child()})
         thread, resume = session_of(config)
-        if thread is None:
-            final = await self._loop().run(messages, child, on_text=on_text)
-        else:
-            final = await run_turn(
-                spec=self.spec,
-                messages=messages,
-                config=child,
-                thread_id=thread,
-                resume=resume,
-                make_loop=self._loop,
-                on_text=on_text,
-            )
+        # One MCP session per server for the whole run, opened at its first call and
+        # closed here however the run ends (an answer, a failure, a cancellation), so no
+        # stdio server outlives it (ADR 0018). A sub-agent's run has its own.
+        async with McpSessions() as sessions:
+
+            def make_loop(spec: AgentSpec, extra: Sequence[BaseTool]) -> AgentLoop:
+                return self._loop(spec, extra, sessions=sessions)
+
+            if thread is None:
+                final = await make_loop(self.spec, ()).run(messages, child, on_text=on_text)
+            else:
+                final = await run_turn(
+                    spec=self.spec,
+                    messages=messages,
+                    config=child,
+                    thread_id=thread,
+                    resume=resume,
+                    make_loop=make_loop,
+                    on_text=on_text,
+                )
         if self.answer_schema is None:
             return final
         return await attach_structured(

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from leanloop.batch.tasks import TaskId
-from leanloop.exceptions import SpecError, SpecIssue
+from leanloop.exceptions import InvalidArgument, SpecError, SpecIssue
 
 __all__ = ["ResultsFile"]
 
@@ -77,13 +77,13 @@ class ResultsFile:
         """Append ``record`` (a result with an ``id``) as one line, and make it durable.
 
         Raises:
-            ValueError: The file already holds a result for this id (a bug of the caller:
+            InvalidArgument: The file already holds a result for this id (a bug of the caller:
                 the runners never run a task twice).
         """
         task_id = record["id"]
         if task_id in self.records:
             msg = f"the results file already holds task {task_id!r}"
-            raise ValueError(msg)
+            raise InvalidArgument(msg)
         line = json.dumps(record, ensure_ascii=False, default=str) + "\n"
         data = line.encode("utf-8")
         # One write of the whole line: O_APPEND puts it at the end in one piece, so no

@@ -54,6 +54,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 
 from leanloop.budget.plan import ContextPlan
 from leanloop.budget.tokens import MessageCounter
+from leanloop.exceptions import InvalidArgument
 from leanloop.protocol.marks import is_tool_result
 from leanloop.pruning.markers import is_pruned
 
@@ -140,7 +141,7 @@ def fit_messages(
     """
     if keep_steps < 0:
         msg = f"trim_keep_steps must be 0 or more, got {keep_steps!r}"
-        raise ValueError(msg)
+        raise InvalidArgument(msg)
     view = list(messages)
     before = count(view)
     if not enabled or before <= plan.ceiling:
@@ -275,7 +276,7 @@ class RunFitter:
     ) -> None:
         if keep_steps < 0:
             msg = f"trim_keep_steps must be 0 or more, got {keep_steps!r}"
-            raise ValueError(msg)
+            raise InvalidArgument(msg)
         self.counter = counter
         self.keep_steps = keep_steps
         self.enabled = enabled

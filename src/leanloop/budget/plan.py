@@ -18,6 +18,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from leanloop.exceptions import InvalidArgument
+
 __all__ = ["ContextPlan"]
 
 REPLY_SHARE_PERCENT = 20
@@ -53,13 +55,13 @@ class ContextPlan:
     def __post_init__(self) -> None:
         if isinstance(self.window, bool) or not isinstance(self.window, int) or self.window < 1:
             msg = f"the context window must be a positive number of tokens, got {self.window!r}"
-            raise ValueError(msg)
+            raise InvalidArgument(msg)
         if not 0 < self.budget_percent <= 1:
             msg = f"token_budget_percent must be in (0, 1], got {self.budget_percent!r}"
-            raise ValueError(msg)
+            raise InvalidArgument(msg)
         if not 0 < self.trim_target <= self.warn_at <= self.ceiling:
             msg = f"inconsistent plan: {self.trim_target=} {self.warn_at=} {self.ceiling=}"
-            raise ValueError(msg)
+            raise InvalidArgument(msg)
 
     @classmethod
     def for_window(
@@ -73,17 +75,17 @@ class ContextPlan:
             max_tokens: The model's reply limit; when set it is the reply reserve.
 
         Raises:
-            ValueError: A figure is out of range.
+            InvalidArgument: A figure is out of range.
         """
         if isinstance(window, bool) or not isinstance(window, int) or window < 1:
             msg = f"the context window must be a positive number of tokens, got {window!r}"
-            raise ValueError(msg)
+            raise InvalidArgument(msg)
         if not 0 < budget_percent <= 1:
             msg = f"token_budget_percent must be in (0, 1], got {budget_percent!r}"
-            raise ValueError(msg)
+            raise InvalidArgument(msg)
         if max_tokens is not None and max_tokens < 1:
             msg = f"max_tokens must be a positive number of tokens, got {max_tokens!r}"
-            raise ValueError(msg)
+            raise InvalidArgument(msg)
         if max_tokens is not None:
             reserve = max_tokens
         else:

@@ -34,6 +34,8 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
+from leanloop.exceptions import InvalidArgument
+
 __all__ = [
     "INITIAL_CHARS_PER_TOKEN",
     "MESSAGE_OVERHEAD_CHARS",
@@ -69,7 +71,7 @@ class TokenEstimator:
     ) -> None:
         if not 0 < smoothing <= 1:
             msg = f"smoothing must be in (0, 1], got {smoothing!r}"
-            raise ValueError(msg)
+            raise InvalidArgument(msg)
         self._ratio = _clamp(chars_per_token)
         self._smoothing = smoothing
         self._observations = 0

@@ -43,6 +43,8 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from leanloop.exceptions import InvalidArgument
+
 __all__ = [
     "DEFAULT_HOSTED_WINDOW",
     "DEFAULT_LOCAL_WINDOW",
@@ -179,12 +181,12 @@ class WindowResolver:
             api_key: Sent as a bearer token to servers that want one; never logged.
 
         Raises:
-            ValueError: ``configured`` is zero or negative.
+            InvalidArgument: ``configured`` is zero or negative.
         """
         if configured is not None:
             if isinstance(configured, bool) or configured < 1:
                 msg = f"context_window must be a positive number of tokens, got {configured!r}"
-                raise ValueError(msg)
+                raise InvalidArgument(msg)
             return Window(configured, "config")
         if provider == "ollama":
             return await self._ollama(base_url, model_name or "", api_key)

@@ -40,6 +40,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.runnables import RunnableConfig
 
 from leanloop.cache_usage import RequestTally
+from leanloop.exceptions import InvalidArgument
 from leanloop.pruning.markers import (
     INFO_END,
     INFO_START,
@@ -212,7 +213,7 @@ class PruneSettings:
         ]
         if problems:
             msg = "invalid pruning settings: " + "; ".join(problems)
-            raise ValueError(msg)
+            raise InvalidArgument(msg)
 
     @property
     def reply_tokens(self) -> int:

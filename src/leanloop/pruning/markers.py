@@ -30,6 +30,8 @@ from typing import TypeVar
 
 from langchain_core.messages import BaseMessage
 
+from leanloop.exceptions import ModelError
+
 __all__ = [
     "INFO_END",
     "INFO_START",
@@ -93,8 +95,12 @@ def mark_pruned(message: _Message, pruned: bool) -> _Message:
     return message.model_copy(update={"additional_kwargs": kwargs})
 
 
-class PruneFormatError(ValueError):
-    """A pruning answer has no ``[PRUNE_OUTPUT_START]`` block."""
+class PruneFormatError(ModelError, ValueError):
+    """A pruning answer has no ``[PRUNE_OUTPUT_START]`` block.
+
+    A :class:`~leanloop.exceptions.ModelError` (the pruning model's reply cannot be used)
+    that stays a :class:`ValueError`, the class it had before it joined the tree.
+    """
 
 
 @dataclass(frozen=True)

@@ -51,7 +51,12 @@ __all__ = ["RecordedRequest", "ScriptError", "ScriptedChatModel"]
 
 
 class ScriptError(RuntimeError):
-    """The script ran out of replies, or a reply asked to raise."""
+    """The script ran out of replies, or a reply asked to raise.
+
+    Outside leanloop's exception tree on purpose: it stands for a provider's own failure,
+    which is no ``LeanloopError`` either, so a run meets it on the path a real model's
+    error takes (and ``testing`` imports nothing from leanloop, ADR 0026).
+    """
 
 
 @dataclass

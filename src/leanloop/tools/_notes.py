@@ -11,7 +11,8 @@ sub-runs with :meth:`Told.sub_report`, which end up in the call's ``ToolOutcome`
 config travels with the call (into a worker thread too), so overlapping calls never see
 each other's. Each :class:`Told` is numbered when its call starts (:attr:`Told.order`),
 so what several calls of one reply did can be put back in the order the model made
-them, however they finish.
+them, however they finish. The context also carries what a call shares with the other
+calls of its run: the run's MCP sessions (:class:`leanloop.tools.mcp.McpSessions`).
 """
 
 from __future__ import annotations
@@ -19,9 +20,12 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from langchain_core.runnables import RunnableConfig, ensure_config
+
+if TYPE_CHECKING:
+    from leanloop.tools.mcp import McpSessions
 
 __all__ = ["CONFIG_KEY", "CallContext", "Told", "call_config", "call_context", "call_order"]
 
@@ -77,6 +81,9 @@ class CallContext:
     request_paths: Callable[[], Sequence[str]] | None = None
     """The workspace paths the run's request names (looked up on first use); ``None``
     when the call is not part of a run."""
+    sessions: McpSessions | None = None
+    """The run's MCP sessions, which an MCP tool's call uses (ADR 0018); ``None``: the
+    call opens a session of its own."""
 
 
 def call_config(context: CallContext) -> RunnableConfig:

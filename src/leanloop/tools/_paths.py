@@ -28,6 +28,8 @@ from pathlib import Path
 
 from langchain_core.tools import ToolException
 
+from leanloop.exceptions import InvalidArgument
+
 __all__ = [
     "GlobError",
     "PathRefused",
@@ -297,11 +299,12 @@ def open_inside(base: Path, path: Path) -> int:
     return fd
 
 
-class GlobError(ValueError):
+class GlobError(InvalidArgument):
     """A glob that cannot be matched, said in the glob's own terms (never a regex's).
 
     The message names the 1-based character of the glob, as sent, where the problem
-    starts; ``position`` holds it too.
+    starts; ``position`` holds it too. Still a :class:`ValueError` (through
+    :class:`~leanloop.exceptions.InvalidArgument`), as it was before it joined the tree.
     """
 
     def __init__(self, message: str, position: int) -> None:

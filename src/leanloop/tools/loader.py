@@ -33,7 +33,8 @@ from langchain_core.tools import BaseTool, StructuredTool
 from leanloop._imports import ImportPathError, import_object, is_import_path
 from leanloop.exceptions import ToolError
 from leanloop.spec.toolrefs import callable_refusal
-from leanloop.tools.mcp import McpServer, load_mcp_tools, parse_mcp_ref
+from leanloop.spec.types import McpServerSpec
+from leanloop.tools.mcp import load_mcp_tools, parse_mcp_ref
 from leanloop.tools.names import BUILTIN_TOOLS, standard_callable_refusal
 from leanloop.tools.workspace import workspace_tools
 
@@ -85,7 +86,7 @@ def build_tools(
     workspace: Path | None,
     path_hints: Callable[[], Sequence[str]] | None = None,
     repair_paths: bool = False,
-    mcp_servers: Mapping[str, McpServer] | None = None,
+    mcp_servers: Mapping[str, McpServerSpec] | None = None,
     near: Path | None = None,
 ) -> list[BaseTool]:
     """Load every tool in ``refs``, in order (see :func:`build_tools_by_ref`)."""
@@ -106,7 +107,7 @@ def build_tools_by_ref(
     workspace: Path | None,
     path_hints: Callable[[], Sequence[str]] | None = None,
     repair_paths: bool = False,
-    mcp_servers: Mapping[str, McpServer] | None = None,
+    mcp_servers: Mapping[str, McpServerSpec] | None = None,
     extra: Sequence[BaseTool] = (),
     prebuilt: Mapping[str, BaseTool] | None = None,
     near: Path | None = None,

@@ -51,7 +51,7 @@ import re
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import CodeType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import BaseMessage
 from langchain_core.tools import BaseTool, ToolException
@@ -65,7 +65,7 @@ from tenacity import (
     wait_exponential,
 )
 
-from leanloop.exceptions import ToolError, TransientToolError
+from leanloop.exceptions import InvalidArgument, ToolError, TransientToolError
 from leanloop.textcap import cap_text
 from leanloop.tools._arguments import (
     ArgumentCheck,
@@ -77,6 +77,9 @@ from leanloop.tools._notes import CallContext, Told, call_config
 from leanloop.tools._watchdog import Overrun, tool_codes, watch
 from leanloop.tools._worker import blocks_in_executor, in_worker
 from leanloop.tools.repair import close_tool_names, format_call, repair_call
+
+if TYPE_CHECKING:
+    from leanloop.tools.mcp import McpSessions
 
 __all__ = ["DEFAULT_RESULT_MAX_CHARS", "ToolOutcome", "ToolPolicy", "ToolRegistry", "clean_text"]
 
@@ -207,6 +210,7 @@ class ToolRegistry:
         result_max_chars: int = DEFAULT_RESULT_MAX_CHARS,
         path_exists: Callable[[str], bool] | None = None,
         policies: Mapping[str, ToolPolicy] | None = None,
+        mcp_sessions: McpSessions | None = None,
     ) -> None:
         """Hold ``tools`` and cap each result at ``result_max_chars``.
 
@@ -218,16 +222,19 @@ class ToolRegistry:
                 that is a file (``README.md``) be read with ``read_file``.
             policies: Per tool name: its own time limit and retries (see
                 :class:`ToolPolicy`); tools not named run with the defaults.
+            mcp_sessions: The MCP sessions of the run this registry serves, handed to
+                every call (see :class:`leanloop.tools.mcp.McpSessions`); whoever runs
+                the run closes them at its end. ``None``: each MCP call opens its own.
 
         Raises:
             ToolError: Two tools share a name.
-            ValueError: ``result_max_chars`` is too small to hold a result and its note.
+            InvalidArgument: ``result_max_chars`` is too small to hold a result and its note.
         """
         if result_max_chars < _MIN_RESULT_MAX_CHARS:
             msg = (
                 f"result_max_chars must be at least {_MIN_RESULT_MAX_CHARS}, got {result_max_chars}"
             )
-            raise ValueError(msg)
+            raise InvalidArgument(msg)
         self._tools: dict[str, BaseTool] = {}
         for tool in tools:
             if tool.name in self._tools:
@@ -237,6 +244,7 @@ class ToolRegistry:
         self.result_max_chars = result_max_chars
         self.path_exists = path_exists
         self.policies: dict[str, ToolPolicy] = dict(policies or {})
+        self.mcp_sessions = mcp_sessions
         self._codes = {name: tool_codes(tool) for name, tool in self._tools.items()}
 
     @property
@@ -305,7 +313,7 @@ class ToolRegistry:
             time_limit = policy.timeout
         draft.time_limit = time_limit
         # What the tool is handed with the call and tells back: numbered before any await.
-        context = CallContext(Told(), request_paths)
+        context = CallContext(Told(), request_paths, sessions=self.mcp_sessions)
         told = context.told
         try:
             result = await self._attempts(
