@@ -620,20 +620,23 @@ def _since(started: float) -> str:
 def _side_checks(full: bool) -> list[tuple[str, Callable[[_Captured], bool]]]:
     """The checks besides the main Behave, longest first (so the two workers end close
     together): everyday Robot (scripted servers only; with ``--full`` Robot runs alone after
-    the rest, see :func:`tests`), the Behave of :data:`BEHAVE_BESIDE`, pytest, the gates.
+    the rest, see :func:`tests`), pytest, the Behave of :data:`BEHAVE_BESIDE`, the gates.
     """
     checks: list[tuple[str, Callable[[_Captured], bool]]] = []
     if not full:
         checks.append(("robot", lambda out: _robot(out, ROBOT_EVERYDAY)))
     selection = () if full else BEHAVE_EVERYDAY
+    # pytest before the second Behave: whichever worker frees first (the foreground, once
+    # the main Behave ends) takes pytest, the longer, and the other the short Behave after
+    # Robot, so the two end close together (see ADR 0021).
     checks += [
+        ("pytest", lambda out: _pytest(out, coverage=True, extra=() if full else PYTEST_EVERYDAY)),
         (
             "behave_beside",
             lambda out: _behave(
                 out, coverage=True, extra=selection, paths=BEHAVE_BESIDE, fresh=False
             ),
         ),
-        ("pytest", lambda out: _pytest(out, coverage=True, extra=() if full else PYTEST_EVERYDAY)),
         ("typecheck", _typecheck),
         ("wheel", _wheel),
         ("lint", _lint),
