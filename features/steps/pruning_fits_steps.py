@@ -4,7 +4,6 @@ partly read."""
 # No ``from __future__ import annotations`` here: pydantic must resolve the fake model's
 # field annotations at class creation, and Behave runs step files outside sys.modules.
 
-import asyncio
 import json
 import re
 from collections.abc import Callable
@@ -14,11 +13,10 @@ import httpx
 import openai
 from behave import given, then, when
 from behave.runner import Context
-from langchain_core.messages import AIMessage, BaseMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.messages import BaseMessage
+from langchain_core.outputs import ChatResult
 from pydantic import PrivateAttr
-from support.aio import run
-from support.fakes import AsyncOnlyChatModel
+from support.aio import run, run_virtual
 from support.logs import capture_logs
 
 from leanloop.budget.server_tokens import ServerTokenCounter, default_token_counter
@@ -26,7 +24,7 @@ from leanloop.loop.tool_round import make_pruner
 from leanloop.pruning import PruneOutcome, Pruner, PruneRequest, PruneSettings
 from leanloop.pruning.prompt import estimate_chars_per_token, sample_text, split_raw_lines
 from leanloop.spec.types import AgentSpec, ModelSpec
-from leanloop.testing import ScriptError
+from leanloop.testing import ScriptedChatModel, ScriptError
 from leanloop.testing.server import FakeModelServer, chars_per_token
 
 _SHOWN = re.compile(r"^\s*(\d+)\| (.*)$")
@@ -76,31 +74,42 @@ def _llama_refusal(prompt_tokens: int) -> openai.BadRequestError:
     )
 
 
-class SizedPruningModel(AsyncOnlyChatModel):
-    """An async pruning model: ``behave(messages)`` returns (seconds to wait, answer or error)."""
+class SizedPruningModel(ScriptedChatModel):
+    """The package's scripted model, answering by ``behave(messages)``: (seconds to wait,
+    answer or error). The wait is the scripted reply's ``delay`` (on the loop's clock);
+    an error is raised as it is, after the wait."""
 
     behave: Any = None
-    _calls: list[list[BaseMessage]] = PrivateAttr(default_factory=list)
     _answered: list[list[BaseMessage]] = PrivateAttr(default_factory=list)
     _refused: int = PrivateAttr(default=0)
 
-    async def _agenerate(
-        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any
-    ) -> ChatResult:
-        self._calls.append(list(messages))
+    @classmethod
+    def answering(cls, behave: Callable[[list[BaseMessage]], tuple[float, Any]]) -> Any:
+        """A model whose every request is answered by ``behave``."""
+        model = cls(behave=behave, repeat_last=True)
+        model.replies = [model.reply]
+        return model
+
+    @property
+    def _calls(self) -> list[list[BaseMessage]]:
+        return [request.messages for request in self.requests]
+
+    def reply(self, messages: list[BaseMessage]) -> dict[str, Any]:
         delay, answer = self.behave(list(messages))
-        if delay:
-            await asyncio.sleep(delay)
+        return {"delay": delay, "answer": answer}
+
+    def _answer(self, reply: Any, messages: list[BaseMessage]) -> ChatResult:
+        answer = reply["answer"]
         if isinstance(answer, BaseException):
             if isinstance(answer, openai.BadRequestError):
                 self._refused += 1
             raise answer
         self._answered.append(list(messages))
-        return ChatResult(generations=[ChatGeneration(message=AIMessage(content=answer))])
+        return super()._answer(answer, messages)
 
 
 def _model(context: Context, behave: Callable[[list[BaseMessage]], tuple[float, Any]]) -> None:
-    context.sized_model = SizedPruningModel(behave=behave)
+    context.sized_model = SizedPruningModel.answering(behave)
 
 
 # --- outputs -----------------------------------------------------------------------------
@@ -272,7 +281,11 @@ def _spec(context: Context) -> AgentSpec:
 def _prune(context: Context, pruner: Pruner, tool: str | None = None) -> PruneOutcome:
     if not hasattr(context, "sized_logs"):
         context.sized_logs = capture_logs(context)
-    outcome = run(
+    # On virtual time: the scripted delays and the pass's timeouts take no real time. Not
+    # with a real tokenize server: virtual time skips ahead while a socket is awaited, so
+    # the request's timeout would fire before the server's answer (ADR 0027).
+    runner = run if getattr(context, "sized_server", None) is not None else run_virtual
+    outcome = runner(
         pruner.prune(
             tool_name=tool or context.sized_tool,
             raw=context.sized_raw,
@@ -329,7 +342,7 @@ def step_prune_twice(context: Context, high: float, low: float) -> None:
     for ratio in (high, low):
         context.sized_server = _tokenize_server(context, ratio)
         word = context.sized_word
-        context.sized_model = SizedPruningModel(behave=lambda m: (0.0, _keep(m, word)))
+        context.sized_model = SizedPruningModel.answering(lambda m: (0.0, _keep(m, word)))
         outcome = _prune(context, _made_pruner(context))
         assert outcome.ratio_source == "server", outcome
         context.sized_passes[ratio] = (outcome, _planned(context))
