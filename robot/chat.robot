@@ -40,7 +40,7 @@ The Banner, /help, Two Remembered Turns And Up-Arrow History On A Terminal
     Scripted Request Count Should Be    0
     Type Line    chat    When is high tide?
     Wait Until Pane Contains    chat    High tide is at noon.
-    Wait Until Pane Matches    chat    ^stop: answer · 0 steps · 0 tool calls · 1 requests
+    Wait Until Pane Matches    chat    ^stop: answer · 0 steps · 0 tool calls · 1 request
     Wait Until Cursor Line Is    chat    >
     Send Keys    chat    Up
     Wait Until Cursor Line Is    chat    > When is high tide?

@@ -43,7 +43,7 @@ Feature: Agents as tools nest their sub-runs' reports in the caller's report
     And the sub-run of call 1 was asked "find the port"
     And the sub-run of call 1 made 2 requests and the tool calls "read_file"
     And the sub-run of call 1 read "notes.txt" and kept the result
-    And call 1 of the lead's report has a note starting "agent researcher: stop: answer · 1 steps · 1 tool calls"
+    And call 1 of the lead's report has a note starting "agent researcher: stop: answer · 1 step · 1 tool call"
     And the lead's report counts no repaired calls
 
   Scenario: Two agent calls in one reply run concurrently and each keeps its own sub-run
@@ -153,7 +153,7 @@ Feature: Agents as tools nest their sub-runs' reports in the caller's report
     And that sub-run on the page was asked "find the port" and lists the call "read_file" kept
     When the CLI stdout is saved as "run.json" and the CLI runs "report run.json"
     Then the CLI exits with 0
-    And the CLI stdout has a line starting "↳ sub-run: stop: answer · 1 steps · 1 tool calls"
+    And the CLI stdout has a line starting "↳ sub-run: stop: answer · 1 step · 1 tool call"
 
   Scenario: leanloop validate refuses agents that call each other in a cycle, with file:line
     Given a CLI agents file "cycle.yaml" with:

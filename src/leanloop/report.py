@@ -393,6 +393,11 @@ def _num(value: object) -> str:
     return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else "-"
 
 
+def _noun(count: object, noun: str) -> str:
+    """``noun`` for a count of one, its plural (``noun + "s"``) otherwise: "1 step"."""
+    return noun if count == 1 else f"{noun}s"
+
+
 def _total(rows: list[Mapping[str, Any]], key: str) -> int | None:
     values = [row.get(key) for row in rows]
     numbers = [v for v in values if isinstance(v, int)]
@@ -423,9 +428,11 @@ def summary_line(report: Mapping[str, Any]) -> str:
     calls = _rows(report.get("tool_calls"))
     requests = _rows(report.get("requests"))
     failed = sum(1 for call in calls if call.get("ok") is False)
-    parts = [f"stop: {report.get('stop_reason', '-')}", f"{_num(report.get('steps'))} steps"]
-    parts.append(f"{len(calls)} tool calls" + (f" ({failed} failed)" if failed else ""))
-    parts.append(f"{len(requests)} requests")
+    steps = report.get("steps")
+    parts = [f"stop: {report.get('stop_reason', '-')}", f"{_num(steps)} {_noun(steps, 'step')}"]
+    called = f"{len(calls)} {_noun(len(calls), 'tool call')}"
+    parts.append(called + (f" ({failed} failed)" if failed else ""))
+    parts.append(f"{len(requests)} {_noun(len(requests), 'request')}")
     prompt = _total(requests, "input_tokens")
     if prompt is not None:
         parts.append(f"{prompt:,} prompt tokens")

@@ -122,7 +122,7 @@ def test_report_shows_the_last_turns_report(tmp_path: Path) -> None:
     assert going_on
     assert "stop reason: answer · steps: 1 · tool calls: 1 · requests: 1" in text
     assert "read_file(path=notes.txt)" in text
-    assert text.rstrip().splitlines()[-1].startswith("stop: answer · 1 steps · 1 tool calls")
+    assert text.rstrip().splitlines()[-1].startswith("stop: answer · 1 step · 1 tool call")
 
 
 @pytest.mark.parametrize("line", ["/report", "/html"])
