@@ -238,6 +238,11 @@ def _parser() -> argparse.ArgumentParser:
         "server the agents use, listing its tools: reports a missing provider package, "
         "missing credentials, an option the model refuses, or a server that does not start",
     )
+    validate.add_argument(
+        "--agent",
+        help="check only this agent and what it uses (the models, servers and agents it "
+        "names); the problems of the others are not reported",
+    )
     validate.set_defaults(handler=_validate)
 
     run = sub.add_parser("run", help="run an agent on a question", epilog=_EPILOG)
@@ -299,10 +304,12 @@ def _validate(args: argparse.Namespace) -> int:
     from leanloop.spec import load_specs  # noqa: PLC0415 - keep `leanloop --help` fast
 
     if args.check_models:
+        if args.agent is not None:
+            return _bad_input(args, "--agent is not taken with --check-models (it checks each)")
         from leanloop.cli.checkmodels import check_models  # noqa: PLC0415 - imports LangChain
 
         return check_models(args.file)
-    specs = load_specs(args.file)
+    specs = load_specs(args.file, only=args.agent)
     noun = "agent" if len(specs) == 1 else "agents"
     print(f"ok: {len(specs)} {noun} ({', '.join(specs)})")
     return EXIT_OK
