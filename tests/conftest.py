@@ -2,29 +2,19 @@
 
 Tests that call the CLI in-process (``leanloop.cli.main``) set up logging as the command
 does (``basicConfig(force=True)``, the ``leanloop`` logger's level for ``-q``/``-v``); left
-in place, that would decide which records a later test's ``caplog`` sees.
+in place, that would decide which records a later test's ``caplog`` sees. The same guard
+the Behave steps use around an in-process CLI call (``features/support``, on pytest's path).
 """
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterator
 
 import pytest
+from support.cli_inprocess import logging_kept
 
 
 @pytest.fixture(autouse=True)
 def _logging_as_it_was() -> Iterator[None]:
-    root = logging.getLogger()
-    ours = logging.getLogger("leanloop")
-    saved = (list(root.handlers), root.level, ours.level, ours.disabled)
-    yield
-    for handler in list(root.handlers):
-        if handler not in saved[0]:
-            root.removeHandler(handler)
-    for handler in saved[0]:
-        if handler not in root.handlers:
-            root.addHandler(handler)
-    root.setLevel(saved[1])
-    ours.setLevel(saved[2])
-    ours.disabled = saved[3]
+    with logging_kept():
+        yield

@@ -22,7 +22,7 @@ import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-__all__ = ["run_cli"]
+__all__ = ["logging_kept", "run_cli"]
 
 
 class _Stream(io.TextIOWrapper):
@@ -39,39 +39,46 @@ class _Stream(io.TextIOWrapper):
 
 
 @contextlib.contextmanager
-def _as_a_child(cwd: Path, argv: Sequence[str], stdin: bytes) -> Iterator[tuple[_Stream, _Stream]]:
-    """The process state a child would have, restored afterwards."""
-    out, err = _Stream(), _Stream()
+def logging_kept() -> Iterator[None]:
+    """The root logger's handlers and level and the ``leanloop`` logger's level, as they
+    were: the CLI sets them up (``basicConfig(force=True)``, ``-q``/``-v``) in-process."""
     root = logging.getLogger()
     ours = logging.getLogger("leanloop")
-    saved = (
-        sys.stdin,
-        sys.stdout,
-        sys.stderr,
-        sys.argv,
-        list(sys.path),
-        Path.cwd(),
+    handlers, level, our_level, disabled = (
         list(root.handlers),
         root.level,
         ours.level,
+        ours.disabled,
     )
+    try:
+        yield
+    finally:
+        for handler in list(root.handlers):
+            if handler not in handlers:
+                root.removeHandler(handler)
+        for handler in handlers:
+            if handler not in root.handlers:
+                root.addHandler(handler)
+        root.setLevel(level)
+        ours.setLevel(our_level)
+        ours.disabled = disabled
+
+
+@contextlib.contextmanager
+def _as_a_child(cwd: Path, argv: Sequence[str], stdin: bytes) -> Iterator[tuple[_Stream, _Stream]]:
+    """The process state a child would have, restored afterwards."""
+    out, err = _Stream(), _Stream()
+    saved = (sys.stdin, sys.stdout, sys.stderr, sys.argv, list(sys.path), Path.cwd())
     sys.stdin, sys.stdout, sys.stderr = _Stream(stdin), out, err
     sys.argv = [str(Path(sys.executable).parent / "leanloop"), *argv]
     os.chdir(cwd)
     try:
-        yield out, err
+        with logging_kept():
+            yield out, err
     finally:
         sys.stdin, sys.stdout, sys.stderr, sys.argv = saved[:4]
         sys.path[:] = saved[4]
         os.chdir(saved[5])
-        for handler in list(root.handlers):
-            if handler not in saved[6]:
-                root.removeHandler(handler)
-        for handler in saved[6]:
-            if handler not in root.handlers:
-                root.addHandler(handler)
-        root.setLevel(saved[7])
-        ours.setLevel(saved[8])
 
 
 def run_cli(
