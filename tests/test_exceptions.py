@@ -15,6 +15,7 @@ import pytest
 
 import leanloop
 from leanloop import exceptions
+from leanloop.loop.driver import CutStreamError
 
 SOURCE = Path(leanloop.__file__).resolve().parent
 
@@ -119,6 +120,8 @@ def test_signals_are_no_errors() -> None:
         (exceptions.StructuredOutputError, exceptions.AgentRunError),
         (exceptions.InvalidArgument, ValueError),
         (exceptions.InvalidArgumentType, TypeError),
+        (CutStreamError, exceptions.ModelError),
+        (CutStreamError, RuntimeError),
     ],
 )
 def test_a_class_that_joined_the_tree_is_still_caught_as_before(

@@ -21,7 +21,8 @@ second base a class keeps, so that ``except ValueError`` still catches it, is in
     │   └── InvalidArgumentType [TypeError]  an argument has a type it cannot have
     ├── ModelError                  a chat model failed: a request refused, a reply unusable
     │   ├── ContextOverflowError      a refusal for size (built by ``Overflow.to_error``)
-    │   └── PruneFormatError [ValueError]  a pruning reply has no OUTPUT block (pruning)
+    │   ├── PruneFormatError [ValueError]  a pruning reply has no OUTPUT block (pruning)
+    │   └── CutStreamError [RuntimeError]  a streamed reply stopped before its end (loop)
     ├── AgentRunError               a run ended without a usable answer
     │   ├── RunFailed [ModelError]    a request failed mid-run; carries the partial report
     │   └── StructuredOutputError     the answer could not be typed as its schema
@@ -38,9 +39,10 @@ second base a class keeps, so that ``except ValueError`` still catches it, is in
 
 Where each lives when not here: :class:`ImportPathError` in ``leanloop._imports``,
 :class:`GlobError` in ``leanloop.tools._paths``, :class:`PruneFormatError` in
-``leanloop.pruning.markers``, the two serve errors in ``leanloop.serve.errors``. They stay
-beside the code that raises them, and out of ``leanloop``'s exports: none reaches a caller
-of ``leanloop``'s API (each is turned into a located issue, a tool result or an HTTP reply).
+``leanloop.pruning.markers``, :class:`CutStreamError` in ``leanloop.loop.driver``, the two
+serve errors in ``leanloop.serve.errors``. They stay beside the code that raises them, and
+out of ``leanloop``'s exports: none reaches a caller of ``leanloop``'s API (each is turned
+into a located issue, a tool result, the run's :class:`RunFailed` or an HTTP reply).
 
 Every leaf is raised somewhere, but one: no run raises :class:`ContextOverflowError`. A
 request refused for its size is shrunk and sent again, and when that fails too the run

@@ -6,47 +6,10 @@ item 7): ``sub_report["answer"]`` is the sub-run's answer (``None`` when it fail
 from __future__ import annotations
 
 import json
-import textwrap
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 from leanloop import LLMAgent
-
-_FILE = """
-version: 1
-agents:
-  lead:
-    model:
-      class: leanloop.testing:ScriptedChatModel
-      kwargs:
-        replies:
-          - tool_calls: [{name: researcher, args: {task: "find the port"}}]
-          - Port 8931.
-    tools: ["agent:researcher"]
-  researcher:
-    model:
-      class: leanloop.testing:ScriptedChatModel
-      kwargs:
-        replies: RESEARCHER
-    tools: ["agent:reader"]
-  reader:
-    model:
-      class: leanloop.testing:ScriptedChatModel
-      kwargs:
-        replies:
-          - tool_calls: [{name: read_file, args: {path: notes.txt}}]
-          - The notes say 8931.
-    tools: [read_file]
-    workspace: ./ws
-"""
-
-
-def _lead(tmp_path: Path, researcher: list[Any]) -> LLMAgent:
-    (tmp_path / "ws").mkdir()
-    (tmp_path / "ws" / "notes.txt").write_text("The port is 8931.\n", encoding="utf-8")
-    text = textwrap.dedent(_FILE).replace("RESEARCHER", json.dumps(researcher))
-    (tmp_path / "agents.yaml").write_text(text, encoding="utf-8")
-    return LLMAgent.from_file(tmp_path / "agents.yaml", "lead")
 
 
 def _sub(report: dict[str, Any]) -> dict[str, Any]:
@@ -56,12 +19,10 @@ def _sub(report: dict[str, Any]) -> dict[str, Any]:
     return sub
 
 
-async def test_the_nested_reports_hold_each_sub_agents_answer_and_name(tmp_path: Path) -> None:
-    researcher = [
-        {"tool_calls": [{"name": "reader", "args": {"task": "read the notes"}}]},
-        "The port is 8931.",
-    ]
-    lead = _lead(tmp_path, researcher)
+async def test_the_nested_reports_hold_each_sub_agents_answer_and_name(
+    subagent_chain: Callable[..., LLMAgent],
+) -> None:
+    lead = subagent_chain()  # the researcher asks the reader, then answers
 
     message = await lead.ainvoke("What port?")
 
@@ -76,8 +37,10 @@ async def test_the_nested_reports_hold_each_sub_agents_answer_and_name(tmp_path:
     json.dumps(report)  # still JSON-ready
 
 
-async def test_a_failed_sub_run_nests_its_partial_report_with_no_answer(tmp_path: Path) -> None:
-    lead = _lead(tmp_path, [{"raise": "the researcher's server went away"}])
+async def test_a_failed_sub_run_nests_its_partial_report_with_no_answer(
+    subagent_chain: Callable[..., LLMAgent],
+) -> None:
+    lead = subagent_chain([{"raise": "the researcher's server went away"}])
 
     message = await lead.ainvoke("What port?")
 

@@ -9,51 +9,16 @@ from __future__ import annotations
 
 import io
 import re
-import textwrap
-from pathlib import Path
+from collections.abc import Callable
 
 from leanloop import LLMAgent
 from leanloop.cli.progress import ProgressPrinter
 
 _STAMP = re.compile(r"^\[\s*\d+\.\ds\] ")
 
-_FILE = """
-version: 1
-agents:
-  lead:
-    model:
-      class: leanloop.testing:ScriptedChatModel
-      kwargs:
-        replies:
-          - tool_calls: [{name: researcher, args: {task: "find the port"}}]
-          - Port 8931.
-    tools: ["agent:researcher"]
-  researcher:
-    model:
-      class: leanloop.testing:ScriptedChatModel
-      kwargs:
-        replies:
-          - tool_calls: [{name: reader, args: {task: "read the notes"}}]
-          - The port is 8931.
-    tools: ["agent:reader"]
-  reader:
-    model:
-      class: leanloop.testing:ScriptedChatModel
-      context_window: 4096
-      kwargs:
-        replies:
-          - tool_calls: [{name: read_file, args: {path: notes.txt}}]
-          - The notes say 8931.
-    tools: [read_file]
-    workspace: ./ws
-"""
 
-
-async def _progress(tmp_path: Path) -> list[str]:
-    (tmp_path / "ws").mkdir()
-    (tmp_path / "ws" / "notes.txt").write_text("The port is 8931.\n", encoding="utf-8")
-    (tmp_path / "agents.yaml").write_text(textwrap.dedent(_FILE), encoding="utf-8")
-    lead = LLMAgent.from_file(tmp_path / "agents.yaml", "lead")
+async def _progress(subagent_chain: Callable[..., LLMAgent]) -> list[str]:
+    lead = subagent_chain()
     stream = io.StringIO()
     await lead.ainvoke("What port?", {"callbacks": [ProgressPrinter(stream, colour=False)]})
     lines = stream.getvalue().splitlines()
@@ -61,8 +26,10 @@ async def _progress(tmp_path: Path) -> list[str]:
     return [_STAMP.sub("", line) for line in lines]
 
 
-async def test_sub_agent_lines_are_indented_under_the_agents_name(tmp_path: Path) -> None:
-    lines = await _progress(tmp_path)
+async def test_sub_agent_lines_are_indented_under_the_agents_name(
+    subagent_chain: Callable[..., LLMAgent],
+) -> None:
+    lines = await _progress(subagent_chain)
 
     reader = [line for line in lines if line.startswith("    reader › ")]
     researcher = [line for line in lines if line.startswith("  researcher › ")]
@@ -79,8 +46,10 @@ async def test_sub_agent_lines_are_indented_under_the_agents_name(tmp_path: Path
     assert lead_call > last_sub, lines
 
 
-async def test_each_agent_tells_its_own_window_once(tmp_path: Path) -> None:
-    lines = await _progress(tmp_path)
+async def test_each_agent_tells_its_own_window_once(
+    subagent_chain: Callable[..., LLMAgent],
+) -> None:
+    lines = await _progress(subagent_chain)
 
     told = [line for line in lines if " · window " in line]
     assert len(told) == 3, lines  # the lead, the researcher and the reader: one each

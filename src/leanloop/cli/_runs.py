@@ -1,5 +1,6 @@
 """What the commands that run an agent share (``run``, ``chat``, ``batch``): exit codes,
-the line after a failed stream, ``--session``, and a run that signals end promptly.
+the answer streamed to stdout (and the line after a failed stream), ``--session``, and a
+run that signals end promptly.
 
 Apart from :mod:`leanloop.cli.command` so that ``chat`` (which ``command`` registers) can
 use them without importing ``command`` back: the cli package's imports run one way.
@@ -11,9 +12,17 @@ import argparse
 import contextlib
 import json
 import os
+import sys
 import threading
-from collections.abc import Coroutine
-from typing import Any, NoReturn, TypeVar, cast
+from collections.abc import Callable, Coroutine
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar, cast
+
+from leanloop.exceptions import RunFailed
+
+if TYPE_CHECKING:
+    from langchain_core.runnables import RunnableConfig
+
+    from leanloop.agent import LLMAgent
 
 __all__ = [
     "EXIT_BAD_INPUT",
@@ -28,6 +37,7 @@ __all__ = [
     "say_interrupted",
     "session_id",
     "signalled_exit",
+    "stream_answer",
 ]
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_ENDED_OTHERWISE = 0, 1, 2, 3
@@ -36,6 +46,59 @@ PARTIAL_MARK = "[leanloop: the run failed; the text above is not an answer]"
 """The stdout line after text a failed run had already streamed (exit 1 follows)."""
 
 T = TypeVar("T")
+
+
+async def stream_answer(
+    agent: LLMAgent,
+    question: str,
+    config: RunnableConfig,
+    *,
+    show: bool = True,
+    before_text: Callable[[], None] | None = None,
+) -> tuple[str, dict[str, Any]]:
+    """Run ``agent`` once: its answer (stripped) and its report.
+
+    With ``show``, the answer text goes to stdout as it arrives, and a newline ends it; a
+    run that fails after some text was shown adds :data:`PARTIAL_MARK` on a line of its own
+    before :class:`RunFailed` goes on. An agent with an ``output_schema`` prints the typed
+    answer (JSON) once it is made: the text the model streams is not that answer.
+    ``before_text`` is called once, before the first text is written (``chat`` stops its
+    spinner there).
+    """
+    if agent.answer_schema is not None:
+        message = await agent.ainvoke(question, config)
+        if before_text is not None:
+            before_text()
+        if show:
+            print(message.text, flush=True)
+        return message.text, dict(message.response_metadata.get("leanloop", {}))
+    parts: list[str] = []
+    report: dict[str, Any] = {}
+    try:
+        async for chunk in agent.astream(question, config):
+            text = chunk.text
+            if text:
+                if before_text is not None and not parts:
+                    before_text()
+                parts.append(text)
+                if show:
+                    sys.stdout.write(text)
+                    sys.stdout.flush()
+            if "leanloop" in chunk.response_metadata:
+                report = dict(chunk.response_metadata["leanloop"])
+    except RunFailed:
+        # What was streamed (a reply cut off, text before a failed step) is already on
+        # stdout and cannot be taken back: a line of its own says it is no answer.
+        shown = "".join(parts)
+        if show and shown:
+            sys.stdout.write(("" if shown.endswith("\n") else "\n") + PARTIAL_MARK + "\n")
+            sys.stdout.flush()
+        raise
+    answer = "".join(parts)
+    if show:
+        sys.stdout.write("\n" if answer and not answer.endswith("\n") else "")
+        sys.stdout.flush()
+    return answer.strip(), report
 
 
 def session_id(args: argparse.Namespace) -> str | None:

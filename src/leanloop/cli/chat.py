@@ -45,9 +45,9 @@ from leanloop.cli._runs import (
     EXIT_BAD_INPUT,
     EXIT_FAILED,
     EXIT_OK,
-    PARTIAL_MARK,
     run_interruptible,
     session_id,
+    stream_answer,
 )
 from leanloop.exceptions import RunFailed, StructuredOutputError
 from leanloop.report import format_report, summary_line
@@ -574,33 +574,5 @@ async def _ask(
     agent: LLMAgent, question: str, config: RunnableConfig, spinner: Spinner | None
 ) -> tuple[str, dict[str, Any]]:
     """One turn: the answer streamed to stdout (the spinner stops at its first text)."""
-    if agent.answer_schema is not None:  # the typed answer (JSON) is printed once made
-        message = await agent.ainvoke(question, config)
-        if spinner is not None:
-            spinner.stop()
-        print(message.text, flush=True)
-        return message.text, dict(message.response_metadata.get("leanloop", {}))
-    parts: list[str] = []
-    report: dict[str, Any] = {}
-    try:
-        async for chunk in agent.astream(question, config):
-            text = chunk.text
-            if text:
-                if spinner is not None and not parts:
-                    spinner.stop()
-                parts.append(text)
-                sys.stdout.write(text)
-                sys.stdout.flush()
-            if "leanloop" in chunk.response_metadata:
-                report = dict(chunk.response_metadata["leanloop"])
-    except RunFailed:
-        # Text already streamed cannot be taken back: a line of its own says it is none.
-        shown = "".join(parts)
-        if shown:
-            sys.stdout.write(("" if shown.endswith("\n") else "\n") + PARTIAL_MARK + "\n")
-            sys.stdout.flush()
-        raise
-    answer = "".join(parts)
-    sys.stdout.write("\n" if answer and not answer.endswith("\n") else "")
-    sys.stdout.flush()
-    return answer.strip(), report
+    stop = spinner.stop if spinner is not None else None
+    return await stream_answer(agent, question, config, before_text=stop)

@@ -40,6 +40,7 @@ from leanloop.cli._runs import (
     run_interruptible,
     session_id,
     signalled_exit,
+    stream_answer,
 )
 from leanloop.exceptions import (
     LeanloopError,
@@ -406,8 +407,8 @@ async def _stream(
 ) -> tuple[str, dict[str, Any]]:
     """Run ``agent``, writing answer text to stdout as it arrives when ``show``.
 
-    An agent with an ``output_schema`` prints the typed answer (JSON) once it is made:
-    the text the model streams is not that answer.
+    The run itself is :func:`~leanloop.cli._runs.stream_answer`, which ``chat`` shares;
+    here the progress printer and the session go into its config.
     """
     from langchain_core.runnables import RunnableConfig  # noqa: PLC0415
 
@@ -416,36 +417,7 @@ async def _stream(
     config: RunnableConfig = {"callbacks": [] if quiet else [ProgressPrinter(sys.stderr)]}
     if session is not None:
         config["configurable"] = dict(session)
-    if agent.answer_schema is not None:
-        message = await agent.ainvoke(question, config)
-        if show:
-            print(message.text, flush=True)
-        return message.text, dict(message.response_metadata.get("leanloop", {}))
-    parts: list[str] = []
-    report: dict[str, Any] = {}
-    try:
-        async for chunk in agent.astream(question, config):
-            text = chunk.text
-            if text:
-                parts.append(text)
-                if show:
-                    sys.stdout.write(text)
-                    sys.stdout.flush()
-            if "leanloop" in chunk.response_metadata:
-                report = dict(chunk.response_metadata["leanloop"])
-    except RunFailed:
-        # What was streamed (a reply cut off, text before a failed step) is already on
-        # stdout and cannot be taken back: a line of its own says it is no answer.
-        shown = "".join(parts)
-        if show and shown:
-            sys.stdout.write(("" if shown.endswith("\n") else "\n") + PARTIAL_MARK + "\n")
-            sys.stdout.flush()
-        raise
-    answer = "".join(parts)
-    if show:
-        sys.stdout.write("\n" if answer and not answer.endswith("\n") else "")
-        sys.stdout.flush()
-    return answer.strip(), report
+    return await stream_answer(agent, question, config, show=show)
 
 
 def _emit_report(

@@ -37,7 +37,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from leanloop import events
 from leanloop.budget import parse_overflow
 from leanloop.budget.run import Prepared, RunBudget
-from leanloop.exceptions import RunFailed
+from leanloop.exceptions import ModelError, RunFailed
 from leanloop.loop import prompts
 from leanloop.loop.prefetch import request_paths
 from leanloop.loop.profiles import PromptProfile, pick_profile
@@ -105,12 +105,17 @@ class _StillTooLarge(Exception):
     """The provider refused a request for its size again after one recovery."""
 
 
-class CutStreamError(RuntimeError):
+class CutStreamError(ModelError, RuntimeError):
     """A streamed reply ended without the server saying it was finished.
 
     The connection closed (or the server stopped sending) before the chunk that carries a
     finish reason (OpenAI's ``finish_reason``, Ollama's ``done_reason``, Anthropic's
     ``stop_reason``): what arrived is part of a reply, never an answer.
+
+    A :class:`~leanloop.exceptions.ModelError` (the model's reply cannot be used); also a
+    :class:`RuntimeError`, its only base before it joined the tree (ADR 0030). The loop
+    sends the request again once; a second cut becomes the run's
+    :class:`~leanloop.exceptions.RunFailed`, so it never reaches a caller.
     """
 
 
