@@ -99,7 +99,9 @@ Console = nox.Session | _Captured
 def _call(session: Console, name: str, *cmd: str, env: dict[str, str] | None = None) -> int:
     """Run one check, streaming its output; return its exit status (never raise)."""
     session.log(f"── {name}: {' '.join(cmd)}")
-    merged = {**os.environ, **(env or {})}
+    # LEANLOOP_WARM=0: the suites' `leanloop run`s are cold even when the developer has a
+    # warm runner up (tests/cli/test_warm.py starts its own, in a private folder).
+    merged = {**os.environ, "LEANLOOP_WARM": "0", **(env or {})}
     if isinstance(session, _Captured):
         return subprocess.call(
             cmd, cwd=ROOT, env=merged, stdout=session.file, stderr=subprocess.STDOUT

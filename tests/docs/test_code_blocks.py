@@ -67,6 +67,7 @@ SKIPPED_COMMANDS = {
     "python -m pip wheel": "builds a wheel of the checkout (nox -s wheel checks it)",
     "pip install": "installs into the environment",
     "leanloop demo": "needs the embedded llama.cpp server and the real model",
+    "leanloop warm": "starts a background process (tests/cli/test_warm.py runs a real one)",
 }
 """Command prefixes not run, each with why; every one must still occur in the pages."""
 

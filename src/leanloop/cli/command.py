@@ -80,6 +80,12 @@ _ENDINGS = {
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI with ``argv`` (default: ``sys.argv[1:]``) and return the exit code."""
     words = list(sys.argv[1:] if argv is None else argv)
+    if argv is None:  # the real command line (callers in Python never go to a runner)
+        from leanloop.cli.warm import run_warm  # noqa: PLC0415
+
+        warm = run_warm(words)
+        if warm is not None:
+            return warm
     if words and words[0] == "serve":
         # `serve` has its own parser, and FastAPI is imported only for this command.
         from leanloop.serve import serve_main  # noqa: PLC0415
@@ -295,9 +301,11 @@ def _parser() -> argparse.ArgumentParser:
     # Registered here, in the order --help lists them; each module stays cheap to import.
     from leanloop.cli.chat import register as register_chat  # noqa: PLC0415
     from leanloop.cli.local import register  # noqa: PLC0415
+    from leanloop.cli.warm import register as register_warm  # noqa: PLC0415
 
     register_chat(sub)
     register(sub)
+    register_warm(sub)
     return parser
 
 

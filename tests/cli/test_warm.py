@@ -1,0 +1,291 @@
+"""The warm runner (``leanloop warm``, ADR 0031): the wire, the stamp, and real runs.
+
+The last group starts one real runner (a background process in a private runtime folder)
+and a :class:`FakeModelServer`, and checks that a run handed to the runner is the run a
+cold process makes: the same output and exit status, the caller's folder and environment,
+Ctrl-C and a killed caller handled as in a cold run, stale code refused.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from leanloop.cli import warm
+from leanloop.testing.server import FakeModelServer, Reply
+
+# ---- the wire --------------------------------------------------------------------------
+
+
+def test_a_message_and_descriptors_cross_the_socket() -> None:
+    left, right = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    read_end, write_end = os.pipe()
+    with left, right:
+        warm.send(left, {"argv": ["run", "ä"], "env": {"K": "v" * 70_000}}, fds=(write_end,))
+        message, fds = warm.receive(right, max_fds=3)
+        assert message == {"argv": ["run", "ä"], "env": {"K": "v" * 70_000}}
+        assert len(fds) == 1
+        os.write(fds[0], b"through the passed descriptor")
+        assert os.read(read_end, 100) == b"through the passed descriptor"
+        left.close()
+        assert warm.receive(right) == (None, [])
+    for fd in (read_end, write_end, *fds):
+        os.close(fd)
+
+
+@pytest.mark.parametrize(
+    ("raw", "problem"),
+    [
+        (b"\x00\x00\x00\x05{", "closed mid-message"),
+        (b"\x00\x00\x00\x03abc", "not JSON"),
+        (b"\x00\x00\x00\x02[]", "not a JSON object"),
+        (b"\x7f\xff\xff\xff", "bytes"),
+    ],
+)
+def test_a_broken_message_is_a_wire_error(raw: bytes, problem: str) -> None:
+    left, right = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    with left, right:
+        left.sendall(raw)
+        left.close()
+        with pytest.raises(warm.WireError, match=problem):
+            warm.receive(right)
+
+
+# ---- where and which runner ----------------------------------------------------------------
+
+
+def test_one_socket_per_environment_in_the_private_runtime_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
+    here = warm.socket_path()
+    assert here.parent == tmp_path / "leanloop"
+    assert here.parent.stat().st_mode & 0o777 == 0o700
+    assert len(str(warm.socket_path(prefix="/" + "v" * 300))) < 108
+    assert warm.socket_path(prefix="/another/venv") != here
+    assert warm.socket_path(executable="/usr/bin/python3.12") != here
+
+
+def test_the_stamp_follows_every_file_of_the_package(tmp_path: Path) -> None:
+    (tmp_path / "sub").mkdir()
+    module = tmp_path / "sub" / "module.py"
+    module.write_text("x = 1\n")
+    first = warm.code_stamp(tmp_path)
+    assert warm.code_stamp(tmp_path) == first
+    os.utime(module, ns=(1, 1))
+    touched = warm.code_stamp(tmp_path)
+    assert touched != first
+    (tmp_path / "new.py").write_text("")
+    assert warm.code_stamp(tmp_path) != touched
+    (tmp_path / "__pycache__").mkdir()
+    (tmp_path / "__pycache__" / "module.cpython-311.pyc").write_bytes(b"")
+    assert warm.code_stamp(tmp_path) == warm.code_stamp(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("words", "mode"),
+    [(["validate", "a.yaml"], ""), (["chat", "a.yaml"], "1"), (["run", "a.yaml", "q"], "0")],
+)
+def test_what_never_goes_to_a_runner(
+    words: list[str], mode: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(warm.WARM_ENV, mode)
+    monkeypatch.setattr(warm, "socket_path", _must_not_be_called)
+    assert warm.run_warm(words) is None
+
+
+def _must_not_be_called(*_args: object) -> Path:
+    raise AssertionError("looked for a runner")
+
+
+def test_without_a_runner_the_run_is_cold_and_warm_1_starts_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
+    spawned: list[Path] = []
+    monkeypatch.setattr(warm, "_spawn", lambda path, idle: spawned.append(path))
+    monkeypatch.delenv(warm.WARM_ENV, raising=False)
+    assert warm.run_warm(["run", "a.yaml", "q"]) is None
+    assert spawned == []
+    monkeypatch.setenv(warm.WARM_ENV, "1")
+    assert warm.run_warm(["run", "a.yaml", "q"]) is None
+    assert spawned == [warm.socket_path()]
+
+
+# ---- a real runner ---------------------------------------------------------------------
+
+
+class Shell:
+    """``python -m leanloop`` in a child process, with one runtime folder for its runners."""
+
+    def __init__(self, runtime: Path, folder: Path) -> None:
+        self.env = {k: v for k, v in os.environ.items() if k != warm.WARM_ENV}
+        self.env["XDG_RUNTIME_DIR"] = str(runtime)
+        self.folder = folder
+
+    def __call__(
+        self, *words: str, cold: bool = False, **env: str
+    ) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "leanloop", *words],
+            check=False,
+            cwd=self.folder,
+            env={**self.env, **env, **({warm.WARM_ENV: "0"} if cold else {})},
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+
+    def popen(self, *words: str) -> subprocess.Popen[str]:
+        return subprocess.Popen(
+            [sys.executable, "-m", "leanloop", *words],
+            cwd=self.folder,
+            env=self.env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+
+    def status(self) -> str:
+        return self("warm", "status").stdout
+
+
+@pytest.fixture(scope="module")
+def model() -> Iterator[FakeModelServer]:
+    with FakeModelServer(
+        replies=[Reply(content="blue")], when_empty="repeat", n_ctx=8192
+    ) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def shell(tmp_path_factory: pytest.TempPathFactory, model: FakeModelServer) -> Iterator[Shell]:
+    runtime = tmp_path_factory.mktemp("runtime")
+    folder = tmp_path_factory.mktemp("work")
+    (folder / "agents.yaml").write_text(
+        "version: 1\nagents:\n  sky:\n    model:\n      provider: openai-compatible\n"
+        "      base_url: ${SKY_URL}\n      model: fake\n      context_window: 8192\n",
+        encoding="utf-8",
+    )
+    sh = Shell(runtime, folder)
+    sh.env["SKY_URL"] = model.base_url
+    started = sh("warm", "start")
+    assert started.returncode == 0, started.stderr
+    yield sh
+    sh("warm", "stop")
+
+
+@pytest.fixture
+def fresh(model: FakeModelServer) -> Iterator[FakeModelServer]:
+    model.reset()
+    model.queue(Reply(content="blue"))
+    yield model
+    model.reset()
+    model.queue(Reply(content="blue"))
+
+
+def _without_clock(text: str) -> str:
+    return "\n".join(line.rsplit(" · ", 1)[0] for line in text.splitlines() if "[" not in line)
+
+
+def test_a_warm_run_prints_and_exits_as_a_cold_one(shell: Shell, fresh: FakeModelServer) -> None:
+    warm_run = shell("run", "agents.yaml", "Which colour is the sky?")
+    cold_run = shell("run", "agents.yaml", "Which colour is the sky?", cold=True)
+    assert (
+        (warm_run.returncode, warm_run.stdout)
+        == (cold_run.returncode, cold_run.stdout)
+        == (0, "blue\n")
+    )
+    assert _without_clock(warm_run.stderr) == _without_clock(cold_run.stderr)
+    assert ", 1 run," in shell.status()
+
+
+def test_the_run_takes_the_callers_environment_folder_and_flags(
+    shell: Shell, fresh: FakeModelServer, tmp_path: Path
+) -> None:
+    page = tmp_path / "run.html"
+    done = shell("run", "agents.yaml", "Which colour?", "--json", "--html", str(page), "-q")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["answer"] == "blue"
+    assert page.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+    elsewhere = shell("run", "agents.yaml", "Which colour?", SKY_URL="http://127.0.0.1:9/v1")
+    assert elsewhere.returncode == 1
+    assert "127.0.0.1:9" in elsewhere.stderr
+
+
+def test_bad_input_gets_the_cold_status_and_line(shell: Shell) -> None:
+    warm_run = shell("run", "agents.yaml")
+    cold_run = shell("run", "agents.yaml", cold=True)
+    assert warm_run.returncode == cold_run.returncode == 2
+    assert warm_run.stderr == cold_run.stderr
+    assert "question is missing" in warm_run.stderr
+
+
+def _wait(condition: Callable[[], bool], what: str, seconds: float = 60) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what}: not within {seconds:g} s")
+        time.sleep(0.05)  # real processes
+
+
+def test_ctrl_c_reaches_the_run(shell: Shell, fresh: FakeModelServer) -> None:
+    fresh.reset()
+    fresh.queue(Reply(fault="hang"))
+    process = shell.popen("run", "agents.yaml", "Which colour?")
+    _wait(lambda: bool(fresh.chat_bodies()), "the request")
+    process.send_signal(signal.SIGINT)
+    _out, err = process.communicate(timeout=60)
+    assert process.returncode == 130
+    assert "interrupted" in err
+    assert "Traceback" not in err
+    _wait(lambda: "0 running" in shell.status(), "the run's end")
+
+
+def test_a_killed_caller_ends_its_run(shell: Shell, fresh: FakeModelServer) -> None:
+    fresh.reset()
+    fresh.queue(Reply(fault="hang"))
+    process = shell.popen("run", "agents.yaml", "Which colour?")
+    _wait(lambda: bool(fresh.chat_bodies()), "the request")
+    assert "1 running" in shell.status()
+    process.kill()
+    process.communicate(timeout=60)
+    _wait(lambda: "0 running" in shell.status(), "the orphaned run's end")
+
+
+def test_a_runner_of_other_code_refuses_and_stops(
+    shell: Shell, fresh: FakeModelServer, tmp_path: Path
+) -> None:
+    shell("warm", "stop")
+    socket_file = shell.env["XDG_RUNTIME_DIR"]
+    runner = subprocess.Popen(
+        [sys.executable, "-m", "leanloop.cli.warm_server", "--stamp", "other", "--idle", "60",
+         _socket_of(shell)],
+        env=shell.env,
+    )  # fmt: skip
+    try:
+        _wait(lambda: "stale" in shell.status(), f"the stale runner in {socket_file}")
+        done = shell("run", "agents.yaml", "Which colour?")
+        assert (done.returncode, done.stdout) == (0, "blue\n")  # cold, and right
+        assert runner.wait(timeout=60) == 0
+        assert "no warm runner is up" in shell.status()
+    finally:
+        runner.kill()
+        assert shell("warm", "start").returncode == 0
+
+
+def _socket_of(shell: Shell) -> str:
+    code = "from leanloop.cli.warm import socket_path; print(socket_path())"
+    found = subprocess.run(
+        [sys.executable, "-c", code], check=True, env=shell.env, capture_output=True, text=True
+    )
+    return found.stdout.strip()
