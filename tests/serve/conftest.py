@@ -3,6 +3,7 @@ the app under a real uvicorn on 127.0.0.1."""
 
 from __future__ import annotations
 
+import logging
 import shutil
 import socket
 import threading
@@ -78,3 +79,23 @@ def start_server() -> Iterator[Callable[[FastAPI], str]]:
         thread.join(10)
         sock.close()
         assert not thread.is_alive(), "uvicorn did not stop within 10 s"
+
+
+@pytest.fixture
+def no_tracebacks(
+    caplog: pytest.LogCaptureFixture, capfd: pytest.CaptureFixture[str]
+) -> Callable[[], None]:
+    """A check that nothing logged an error or a traceback, in the captured log records
+    or on the raw stdout/stderr (uvicorn's own errors and a child process's never reach
+    the root logger)."""
+
+    def check() -> None:
+        traced = [
+            r.getMessage() for r in caplog.records if r.exc_info or r.levelno >= logging.ERROR
+        ]
+        assert not traced, traced
+        assert "Traceback" not in caplog.text, caplog.text
+        out, err = capfd.readouterr()
+        assert "Traceback" not in out + err, out + err
+
+    return check
