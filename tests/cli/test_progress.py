@@ -128,3 +128,11 @@ async def test_colour_only_on_a_terminal_never_with_no_color(
     text = stream.getvalue()
     assert text.strip(), "nothing was printed"
     assert ("\033[" in text) == coloured, repr(text)
+
+
+async def test_a_repaired_call_says_which_name_the_model_wrote() -> None:
+    call = _call("get_current_time", {"timezone": "Asia/Tokyo"}, 121, ok=True,
+                 repaired=True, repaired_from="get_time")  # fmt: skip
+    assert await _lines([("leanloop.step", {"step": 1, "calls": [call]})]) == [
+        "step 1 · get_current_time(timezone=Asia/Tokyo) [was get_time] · ok · 121 chars"
+    ]

@@ -65,7 +65,6 @@ SKIPPED_COMMANDS = {
     "./dev": "builds llama.cpp and the real model, or runs the whole suite",
     "python -m pip install": "installs into the environment",
     "python -m pip wheel": "builds a wheel of the checkout (nox -s wheel checks it)",
-    "pip install": "installs into the environment",
     "leanloop demo": "needs the embedded llama.cpp server and the real model",
     "leanloop warm": "starts a background process (tests/cli/test_warm.py runs a real one)",
 }

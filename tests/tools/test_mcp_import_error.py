@@ -85,3 +85,16 @@ def test_a_missing_extra_still_gets_the_install_hint(monkeypatch: pytest.MonkeyP
     assert message == (
         "MCP server 'time': install the leanloop[mcp] extra (pip install 'leanloop[mcp]')"
     ), message
+
+
+def test_a_server_that_exits_at_start_points_at_its_output_and_environment() -> None:
+    # A real child that dies before the MCP handshake, as uvx does when it cannot reach
+    # the package index through a proxy it was not told about.
+    dying = McpServerSpec(
+        name="dies", command=sys.executable, args=("-c", "import sys; sys.exit(3)"), timeout=30
+    )
+    verdict = probe_mcp_servers({"dies": dying})["dies"]
+    assert isinstance(verdict, ToolError), verdict
+    assert "could not be started" in str(verdict)
+    assert "its own error output is above" in str(verdict)
+    assert "HOME, LOGNAME, PATH, SHELL, TERM and USER" in str(verdict)

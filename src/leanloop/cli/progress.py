@@ -152,6 +152,8 @@ def _nested(line: str, agents: Sequence[str]) -> str:
 def _call_line(step: Any, call: dict[str, Any], *, prefetch: bool) -> tuple[str, str]:
     args = ", ".join(f"{k}={_short(v)}" for k, v in call["args"].items())
     head = f"step {step} · {call['name']}({args})"
+    if call.get("repaired_from"):  # the model asked for another name: the line says so
+        head += f" [was {call['repaired_from']}]"
     out = call["chars_out"]
     if call.get("repeated"):
         return f"{head} · repeat, not run", "warn"

@@ -397,6 +397,8 @@ async def _list(server: McpServerSpec) -> list[BaseTool]:
         raise ToolError(msg) from None
     except Exception as exc:
         msg = f"MCP server {server.name!r} ({_what(server)}) could not be started: {_reason(exc)}"
+        if server.command is not None and not isinstance(exc, OSError):
+            msg += _STDIO_HINT
         raise ToolError(msg) from None
     return [
         _run_scoped(
@@ -556,6 +558,15 @@ def _mcp_requirement() -> str | None:
         if name.strip().lower() == "mcp" and spec != name:
             return spec.replace(" ", "")
     return None
+
+
+_STDIO_HINT = (
+    " (it exited before it answered: its own error output is above; a stdio server gets"
+    " only HOME, LOGNAME, PATH, SHELL, TERM and USER of leanloop's environment, plus its"
+    " env:, so a proxy or certificate setting it needs goes in env:)"
+)
+"""Said when a stdio server closed the connection at start: the MCP SDK passes it a
+reduced environment, the commonest cause behind a proxy or a TLS-inspecting network."""
 
 
 def _reason(exc: BaseException) -> str:
