@@ -6,18 +6,25 @@ across the whole process. So a model used from ``agent.invoke`` (leanloop's back
 loop) and then from ``asyncio.run(agent.ainvoke(...))`` (a new loop) failed with
 ``... is bound to a different event loop``. :class:`LoopLocalTransport` keeps one pool per
 running loop behind a single client, so the model a user holds works from every loop.
+
+Every pool verifies TLS with one SSL context per process (and per ``SSL_CERT_FILE`` /
+``SSL_CERT_DIR``, which httpx reads): loading the CA bundle costs 20-40 ms each time,
+and a run makes a pool per loop (a warm runner's children inherit the loaded one).
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
+import os
+import ssl
 import threading
 import weakref
 from typing import Any
 
 import httpx
 
-__all__ = ["LoopLocalTransport", "loop_safe_async_client"]
+__all__ = ["LoopLocalTransport", "loop_safe_async_client", "shared_ssl_context"]
 
 
 class LoopLocalTransport(httpx.AsyncBaseTransport):
@@ -30,7 +37,7 @@ class LoopLocalTransport(httpx.AsyncBaseTransport):
 
     def __init__(self, **transport_options: Any) -> None:
         """Make pools with ``transport_options`` (see ``httpx.AsyncHTTPTransport``)."""
-        self._options = transport_options
+        self._options = {"verify": shared_ssl_context(), **transport_options}
         self._pools: weakref.WeakKeyDictionary[
             asyncio.AbstractEventLoop, httpx.AsyncHTTPTransport
         ] = weakref.WeakKeyDictionary()
@@ -61,3 +68,15 @@ class LoopLocalTransport(httpx.AsyncBaseTransport):
 def loop_safe_async_client(**client_options: Any) -> httpx.AsyncClient:
     """An ``httpx.AsyncClient`` over a :class:`LoopLocalTransport` (usable from any loop)."""
     return httpx.AsyncClient(transport=LoopLocalTransport(), **client_options)
+
+
+def shared_ssl_context() -> ssl.SSLContext:
+    """The SSL context httpx would make by default (``SSL_CERT_FILE``, ``SSL_CERT_DIR``,
+    else certifi's bundle), made once per process and per those two settings."""
+    return _ssl_context(os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
+
+
+@functools.cache
+def _ssl_context(cert_file: str | None, cert_dir: str | None) -> ssl.SSLContext:
+    del cert_file, cert_dir  # the cache's key: httpx reads them from the environment itself
+    return httpx.create_ssl_context()

@@ -92,8 +92,10 @@ def main(argv: list[str] | None = None) -> int:
         with contextlib.suppress(ImportError):
             importlib.import_module(name)
     from leanloop.cli.command import _parser  # noqa: PLC0415 - its subcommands' modules
+    from leanloop.httpclients import shared_ssl_context  # noqa: PLC0415
 
     _parser()
+    shared_ssl_context()  # the CA bundle, loaded once for every child
     if threading.active_count() > 1:  # a thread now would be half-copied into each child
         _log.warning("imports started %d threads; forks may hang", threading.active_count() - 1)
     _log.info("imports done in %.2f s", time.monotonic() - started)
