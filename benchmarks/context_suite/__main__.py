@@ -2,13 +2,16 @@
 
 Options: ``--windows``, ``--tasks`` and ``--seed`` change the run; ``--no-write`` only
 prints; ``--real`` runs the small task set against the local llama-server instead
-(see :mod:`benchmarks.context_suite.real`).
+(see :mod:`benchmarks.context_suite.real`). ``--via-batch [--concurrency N] [--ray
+[ADDRESS]]`` runs leanloop's two strategies through the ``leanloop batch`` command and
+serially, and compares them task by task (see :mod:`benchmarks.context_suite.via_batch`).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import datetime
 import sys
 import tempfile
@@ -16,6 +19,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from benchmarks.batch_suites import add_batch_options
 from benchmarks.context_suite.metrics import probe_figures, rows_for, target_checks
 from benchmarks.context_suite.report import ReportInfo, markdown_report, plot_tokens
 from benchmarks.context_suite.strategies import STRATEGIES
@@ -72,7 +76,22 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
         default=None,
         help="--real: write each leanloop run's report here as STRATEGY-TASK.json",
     )
+    add_batch_options(
+        parser,
+        title="through leanloop batch (leanloop's strategies, scripted)",
+        via_help="run leanloop_trim and leanloop_prune with `leanloop batch` (a subprocess) and "
+        "serially, and compare (writes nothing)",
+        dir_help="--via-batch: keep the workspace, agents, tasks and results files in DIR",
+    )
     args = parser.parse_args(argv)
+    if args.via_batch and args.real:
+        parser.error("--via-batch runs the scripted suite (not --real)")
+    if not args.via_batch and (
+        args.concurrency is not None or args.ray is not None or args.batch_dir is not None
+    ):
+        parser.error("--concurrency, --ray and --batch-dir go with --via-batch")
+    if args.concurrency is not None and args.concurrency < 1:
+        parser.error("--concurrency must be at least 1")
     if args.tasks < 1 or any(w < 512 for w in args.windows):
         parser.error("--tasks must be at least 1 and every window at least 512 tokens")
     return args
@@ -85,6 +104,8 @@ def _progress(line: str) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the suite and print its report; returns the exit status."""
     args = _arguments(argv)
+    if args.via_batch:
+        return _via_batch(args)
     if args.real:
         from benchmarks.context_suite.real import run_real  # noqa: PLC0415 - needs a server
 
@@ -138,6 +159,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         _progress(f"wrote {args.results / 'context_suite.md'} and context_suite.png")
     return 0
+
+
+def _via_batch(args: argparse.Namespace) -> int:
+    from benchmarks.context_suite.via_batch import run_via_batch  # noqa: PLC0415
+
+    with contextlib.ExitStack() as stack, quiet_logs():
+        if args.batch_dir is None:
+            folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="cs-batch-")))
+        else:
+            folder = args.batch_dir.resolve()
+        facts = build_workspace(folder / "workspace", seed=args.seed)
+        tasks = make_tasks(facts, count=args.tasks, seed=args.seed)
+        comparison = run_via_batch(
+            folder,
+            windows=args.windows,
+            tasks=tasks,
+            concurrency=args.concurrency,
+            ray=args.ray,
+        )
+    print("\n".join(comparison.lines()))
+    return 0 if comparison.batch.returncode == 0 else 1
 
 
 if __name__ == "__main__":

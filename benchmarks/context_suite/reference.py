@@ -15,6 +15,7 @@ time is the work done.
 
 from __future__ import annotations
 
+import inspect
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -24,6 +25,7 @@ from typing import Any, Literal
 from langchain_core.exceptions import ContextOverflowError
 from langchain_core.messages import BaseMessage, MessageLikeRepresentation
 from langchain_core.messages.utils import count_tokens_approximately
+from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, StructuredTool
 
 __all__ = [
@@ -176,11 +178,14 @@ def _timed(tool: BaseTool, session: Session, *, errors_as_results: bool) -> Base
         msg = f"tool {tool.name!r} has no coroutine to time"
         raise TypeError(msg)
     inner = tool.coroutine
+    # The workspace tools take the call's RunnableConfig (leanloop's CallContext rides in
+    # it): pass it on, or every call fails with "missing ... argument: 'config'".
+    wants_config = "config" in inspect.signature(inner).parameters
 
-    async def run(**kwargs: Any) -> Any:
+    async def run(config: RunnableConfig, **kwargs: Any) -> Any:
         started = time.process_time()
         try:
-            return await inner(**kwargs)
+            return await (inner(**kwargs, config=config) if wants_config else inner(**kwargs))
         finally:
             session.log.tool_spans.append((started, time.process_time()))
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -30,9 +31,11 @@ __all__ = [
     "SYSTEM_PROMPT",
     "TaskResult",
     "Variant",
+    "agent_document",
     "calls_run_twice",
     "help_switched_off",
     "later_prompt_split",
+    "read_leanloop_report",
     "run_task",
 ]
 
@@ -122,12 +125,18 @@ async def run_task(
     return result
 
 
-def _agent_document(variant: Variant, mode: str, base_url: str, workspace: Path) -> dict[str, Any]:
+def agent_document(
+    variant: Variant, mode: str, base_url: str, workspace: Path | str
+) -> dict[str, Any]:
+    """The agents file (as data) of one loop: agent ``quality`` on the server at ``base_url``.
+
+    ``workspace`` may be relative (to the agents file's folder, once written to a file).
+    """
     agent: dict[str, Any] = {
         "model": "local",
         "system_prompt": SYSTEM_PROMPT,
         "tools": ["read_file", "list_files", "search"],
-        "workspace": str(workspace),
+        "workspace": os.fspath(workspace),
         "max_rounds": MAX_ROUNDS,
         "tool_mode": mode,
     }
@@ -180,15 +189,25 @@ async def _run_leanloop(
     task: QualityTask, result: TaskResult, *, base_url: str, workspace: Path
 ) -> None:
     variant: Variant = "leanloop-off" if result.variant == "leanloop-off" else "leanloop"
-    document = _agent_document(variant, result.mode, base_url, workspace)
+    document = agent_document(variant, result.mode, base_url, workspace)
     spec = load_specs_from_dict(document)["quality"]
     agent = LLMAgent.from_spec(spec)
     off = help_switched_off() if variant == "leanloop-off" else contextlib.nullcontext()
     with off:
         message = await agent.ainvoke(task.question)
-    report = message.response_metadata["leanloop"]
-    result.report = report
-    result.answer = message.text
+    read_leanloop_report(task, result, message.response_metadata["leanloop"], message.text)
+
+
+def read_leanloop_report(
+    task: QualityTask, result: TaskResult, report: Mapping[str, Any], answer: str
+) -> None:
+    """Fill ``result``'s figures from leanloop's run ``report`` and the run's ``answer``.
+
+    The serial run reads the report of the message it got; a run through ``leanloop
+    batch`` reads the one its results line holds (:mod:`benchmarks.model_quality.via_batch`).
+    """
+    result.report = dict(report)
+    result.answer = answer
     result.stop_reason = report["stop_reason"]
     result.steps = report["steps"]
     result.input_tokens = sum(r["input_tokens"] or 0 for r in report["requests"])
