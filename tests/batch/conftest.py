@@ -59,10 +59,11 @@ class Kit:
     def comparable(rows: Iterable[Mapping[str, Any]]) -> dict[Any, Any]:
         """Result lines by id, as far as they must not depend on how the batch ran.
 
-        Left out: clock readings, and the report's token *estimates*: one estimator per
-        model and endpoint learns from every run of a process (``estimator_for``), so they
-        depend on which tasks a process ran before. What the runs did stays: answer, stop
-        reason, usage, correctness, steps, tool calls, each request's reported tokens.
+        Left out: clock readings, and the report's token *estimates* (each task learns
+        into estimators of its own, so they no longer depend on the tasks before it:
+        ``test_a_task_estimates_as_if_it_ran_alone`` checks them). What the runs did
+        stays: answer, stop reason, usage, correctness, steps, tool calls, each request's
+        reported tokens.
         """
 
         def stable(row: Mapping[str, Any]) -> dict[str, Any]:

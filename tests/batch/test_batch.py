@@ -44,6 +44,34 @@ def test_concurrency_changes_nothing_in_the_results(
         assert "tokens: " in summary and "s per task (mean)" in summary
 
 
+def test_a_task_estimates_as_if_it_ran_alone(make_batch: Callable[..., Path], kit: Any) -> None:
+    # Each run corrects its token estimate from the server's counts; shared by the process,
+    # that learning made a task's estimates (and so what it trims) depend on the tasks
+    # that ran before it. Each task has estimators of its own: order changes nothing.
+    folder = make_batch()
+    rows = kit.quiz_tasks(4)
+    forward = kit.write_jsonl(folder / "forward.jsonl", rows)
+    backward = kit.write_jsonl(folder / "backward.jsonl", reversed(rows))
+    assert _batch(folder, forward, folder / "f.jsonl") == 0
+    assert _batch(folder, backward, folder / "b.jsonl") == 0
+
+    def reports(path: Path) -> dict[str, Any]:
+        return {row["id"]: _without_clock(row["report"]) for row in kit.read_jsonl(path)}
+
+    ran_forward, ran_backward = reports(folder / "f.jsonl"), reports(folder / "b.jsonl")
+    assert ran_forward == ran_backward
+    ratios = {report["chars_per_token"] for report in ran_forward.values()}
+    assert len(ratios) == 1, ratios  # every task starts from the same estimate
+
+
+def _without_clock(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _without_clock(v) for k, v in value.items() if k not in {"seconds", "elapsed_s"}}
+    if isinstance(value, list):
+        return [_without_clock(v) for v in value]
+    return value
+
+
 def test_each_task_gets_an_agent_of_its_own(make_batch: Callable[..., Path], kit: Any) -> None:
     # The scripted model has one reply: a model shared by the tasks would run out of it.
     folder = make_batch()

@@ -35,6 +35,7 @@ from leanloop._imports import ImportPathError, import_object
 from leanloop.agent.conversation import run_turn, session_of
 from leanloop.agent.inputs import AgentInput, opening_messages
 from leanloop.agent.structured import attach_structured
+from leanloop.budget import SHARED_ESTIMATORS, TokenEstimators
 from leanloop.exceptions import InvalidArgument, SpecError, SpecIssue, ToolError
 from leanloop.loop import AgentLoop, TextSink
 from leanloop.loop.profiles import pick_profile
@@ -84,6 +85,9 @@ class LLMAgent(RunnableSerializable[AgentInput, AIMessage]):
     answer_schema: type[BaseModel] | None = None
     """When set, the answer is also an instance of this model
     (``additional_kwargs["parsed"]``); :meth:`with_structured_output` returns it alone."""
+    estimators: TokenEstimators = SHARED_ESTIMATORS
+    """Where the runs' token estimates learn from the server's counts: the process's
+    registry, or one of the agent's own (its sub-agents share it)."""
 
     def __init__(self, **data: Any) -> None:
         """Build the agent: from ``spec=`` and objects, or Python-first (see the class).
@@ -127,11 +131,14 @@ class LLMAgent(RunnableSerializable[AgentInput, AIMessage]):
         tools: Sequence[Any] | None = None,
         pruning_model: BaseChatModel | None = None,
         extra_tools: Sequence[Any] = (),
+        estimators: TokenEstimators = SHARED_ESTIMATORS,
     ) -> LLMAgent:
         """Build the agent ``spec`` describes; ``model``/``tools``/``pruning_model`` override it.
 
         ``extra_tools`` are added to the spec's tools (ignored when ``tools`` replaces them).
         Tools may be ``BaseTool`` objects, plain functions or other ``LLMAgent`` objects.
+        ``estimators``: where its runs (and its sub-agents') learn token counts; a fresh
+        :class:`~leanloop.budget.TokenEstimators` makes them independent of other runs.
 
         Raises:
             SpecError: When the model or a tool cannot be built (located in the file).
@@ -142,7 +149,7 @@ class LLMAgent(RunnableSerializable[AgentInput, AIMessage]):
             built_tools = list(tools)
         else:
             extra = _tool_objects(extra_tools, where="tools", spec=spec)
-            built = _build_tools(spec, extra=extra)
+            built = _build_tools(spec, extra=extra, estimators=estimators)
             built_tools = [tool for _, tool in built]
             policies = _policies(spec, built)
         pruning = pruning_model
@@ -156,6 +163,7 @@ class LLMAgent(RunnableSerializable[AgentInput, AIMessage]):
             tool_policies=policies,
             answer_schema=_output_schema(spec),
             name=spec.name,
+            estimators=estimators,
         )
 
     @classmethod
@@ -260,7 +268,11 @@ class LLMAgent(RunnableSerializable[AgentInput, AIMessage]):
             mcp_sessions=sessions,
         )
         return AgentLoop(
-            spec=spec, model=self.model, registry=registry, pruning_model=self.pruning_model
+            spec=spec,
+            model=self.model,
+            registry=registry,
+            pruning_model=self.pruning_model,
+            estimators=self.estimators,
         )
 
     async def ainvoke(
@@ -554,12 +566,19 @@ def _relocated(issue: SpecIssue, name: str, where: tuple[str, int | None]) -> Sp
     return SpecIssue(where[0], where[1], None, path, issue.message)
 
 
-def _build_tools(spec: AgentSpec, *, extra: Sequence[BaseTool] = ()) -> list[tuple[str, BaseTool]]:
+def _build_tools(
+    spec: AgentSpec,
+    *,
+    extra: Sequence[BaseTool] = (),
+    estimators: TokenEstimators = SHARED_ESTIMATORS,
+) -> list[tuple[str, BaseTool]]:
     from leanloop.exceptions import ToolError  # noqa: PLC0415
 
     try:
         agent_tools = {
-            f"{AGENT_PREFIX}{name}": agent_tool(sub.name, sub.description, LLMAgent.from_spec(sub))
+            f"{AGENT_PREFIX}{name}": agent_tool(
+                sub.name, sub.description, LLMAgent.from_spec(sub, estimators=estimators)
+            )
             for name, sub in spec.sub_agents.items()
         }
         return build_tools_by_ref(

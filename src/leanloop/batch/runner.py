@@ -38,12 +38,14 @@ async def run_task(spec: AgentSpec, task: BatchTask) -> dict[str, Any]:
     task's failure never stops the batch.
     """
     from leanloop.agent import LLMAgent  # noqa: PLC0415 - LangChain only once a task runs
+    from leanloop.budget import TokenEstimators  # noqa: PLC0415
 
     started = time.perf_counter()
     answer: str | None = None
     error: str | None = None
     try:
-        agent = LLMAgent.from_spec(spec)
+        # Its own estimators: what the task trims never depends on the tasks before it.
+        agent = LLMAgent.from_spec(spec, estimators=TokenEstimators())
         message = await agent.ainvoke(task.question)
         answer = message.text
         report = dict(message.response_metadata.get("leanloop", {}))

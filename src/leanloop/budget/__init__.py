@@ -26,9 +26,11 @@ from leanloop.budget.fit import (
 from leanloop.budget.overflow import Overflow, parse_overflow
 from leanloop.budget.plan import ContextPlan
 from leanloop.budget.tokens import (
+    SHARED_ESTIMATORS,
     Estimate,
     MessageCounter,
     TokenEstimator,
+    TokenEstimators,
     estimator_for,
     message_chars,
     schema_chars,
@@ -41,6 +43,7 @@ from leanloop.budget.window import (
 )
 
 __all__ = [
+    "SHARED_ESTIMATORS",
     "TRIM_NOTE",
     "ContextPlan",
     "Estimate",
@@ -48,6 +51,7 @@ __all__ = [
     "MessageCounter",
     "Overflow",
     "TokenEstimator",
+    "TokenEstimators",
     "Window",
     "WindowResolver",
     "default_resolver",

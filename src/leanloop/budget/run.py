@@ -29,12 +29,11 @@ from leanloop.budget import (
     Overflow,
     Window,
     default_resolver,
-    estimator_for,
     small_window_warning,
 )
 from leanloop.budget.fit import RunFitter
 from leanloop.budget.server_tokens import default_token_counter, tokenize_root
-from leanloop.budget.tokens import is_answer_turn
+from leanloop.budget.tokens import SHARED_ESTIMATORS, TokenEstimators, is_answer_turn
 from leanloop.budget.turns import EarlierTurns
 from leanloop.cache_usage import prompt_usage
 from leanloop.report import RequestRecord, RunReport
@@ -144,6 +143,7 @@ class RunBudget:
         model: BaseChatModel,
         report: RunReport,
         config: RunnableConfig,
+        estimators: TokenEstimators = SHARED_ESTIMATORS,
     ) -> None:
         self.spec = spec
         self.window = window
@@ -152,7 +152,7 @@ class RunBudget:
             budget_percent=spec.token_budget_percent,
             max_tokens=spec.model.max_tokens,
         )
-        self.counter = MessageCounter(estimator_for(*_endpoint(spec.model, model)))
+        self.counter = MessageCounter(estimators.for_endpoint(*_endpoint(spec.model, model)))
         if window.drops_tools_on_answer_turns:
             self.counter.estimator.drops_tools_on_answer_turns = True
         self.report = report
@@ -197,6 +197,7 @@ class RunBudget:
         opening: Sequence[BaseMessage] = (),
         tools: Sequence[Mapping[str, Any]] = (),
         room: bool = False,
+        estimators: TokenEstimators = SHARED_ESTIMATORS,
     ) -> RunBudget:
         """The budget of a run that starts with ``opening``: the first word of the run.
 
@@ -218,9 +219,17 @@ class RunBudget:
                 results share the first request with all of it).
             tools: The schemas offered with the first request.
             room: Whether to work out the room the opening leaves (:attr:`Limits.room`).
+            estimators: Where the run's token estimate learns (the process's by default).
         """
         window = await resolve_window(spec.model, model)
-        budget = cls(spec=spec, window=window, model=model, report=report, config=config)
+        budget = cls(
+            spec=spec,
+            window=window,
+            model=model,
+            report=report,
+            config=config,
+            estimators=estimators,
+        )
         # The model this run talks to asks the server for the window the budget rests on.
         budget.sized = sized_model(spec.model, model, window)
         starts, current, recall = earlier

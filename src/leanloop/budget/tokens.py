@@ -39,9 +39,11 @@ from leanloop.exceptions import InvalidArgument
 __all__ = [
     "INITIAL_CHARS_PER_TOKEN",
     "MESSAGE_OVERHEAD_CHARS",
+    "SHARED_ESTIMATORS",
     "Estimate",
     "MessageCounter",
     "TokenEstimator",
+    "TokenEstimators",
     "estimator_for",
     "is_answer_turn",
     "message_chars",
@@ -328,15 +330,33 @@ def _extends(messages: Sequence[BaseMessage], prefix: list[BaseMessage]) -> bool
     return (head if isinstance(head, list) else list(head)) == prefix
 
 
-_registry: dict[tuple[str, str], TokenEstimator] = {}
-_registry_lock = threading.Lock()
+class TokenEstimators:
+    """One :class:`TokenEstimator` per model and endpoint: what runs learn of its tokens.
+
+    An agent's runs share the process's registry (:data:`SHARED_ESTIMATORS`) unless the
+    agent is given its own: ``leanloop batch`` gives each task a fresh one, so a task's
+    estimates (and what it trims) never depend on which tasks ran before it, in this
+    process or on another Ray worker (ADR 0029).
+    """
+
+    def __init__(self) -> None:
+        self._estimators: dict[tuple[str, str], TokenEstimator] = {}
+        self._lock = threading.Lock()
+
+    def for_endpoint(self, endpoint: str, model: str) -> TokenEstimator:
+        """The estimator of ``model`` at ``endpoint`` (made on first use)."""
+        key = (endpoint.rstrip("/"), model)
+        with self._lock:
+            estimator = self._estimators.get(key)
+            if estimator is None:
+                estimator = self._estimators[key] = TokenEstimator()
+            return estimator
+
+
+SHARED_ESTIMATORS = TokenEstimators()
+"""The process's registry: every agent without its own learns into it."""
 
 
 def estimator_for(endpoint: str, model: str) -> TokenEstimator:
-    """The estimator shared by every run against ``model`` at ``endpoint``."""
-    key = (endpoint.rstrip("/"), model)
-    with _registry_lock:
-        estimator = _registry.get(key)
-        if estimator is None:
-            estimator = _registry[key] = TokenEstimator()
-        return estimator
+    """The estimator shared by every run of the process against ``model`` at ``endpoint``."""
+    return SHARED_ESTIMATORS.for_endpoint(endpoint, model)

@@ -35,7 +35,7 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from leanloop import events
-from leanloop.budget import parse_overflow
+from leanloop.budget import SHARED_ESTIMATORS, TokenEstimators, parse_overflow
 from leanloop.budget.run import Prepared, RunBudget
 from leanloop.exceptions import ModelError, RunFailed
 from leanloop.loop import prompts
@@ -198,8 +198,10 @@ class AgentLoop:
         model: BaseChatModel,
         registry: ToolRegistry,
         pruning_model: BaseChatModel | None = None,
+        estimators: TokenEstimators = SHARED_ESTIMATORS,
     ) -> None:
         self.spec = spec
+        self.estimators = estimators
         self.model = model
         self.registry = registry
         self.pruning_model = pruning_model or model
@@ -308,6 +310,7 @@ class AgentLoop:
             opening=history,
             tools=schemas[True],
             room=self._needs_room,
+            estimators=self.estimators,
         )
         runner = ToolRunner.for_run(
             spec=self.spec,
