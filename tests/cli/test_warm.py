@@ -251,6 +251,33 @@ def test_ctrl_c_reaches_the_run(shell: Shell, fresh: FakeModelServer) -> None:
     _wait(lambda: "0 running" in shell.status(), "the run's end")
 
 
+def _state(pid: int) -> str:
+    # /proc/PID/stat: "pid (comm) S ..."; the state letter follows the command's ")".
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+
+
+def test_ctrl_z_stops_the_run_with_the_caller_and_fg_resumes_both(
+    shell: Shell, fresh: FakeModelServer
+) -> None:
+    fresh.reset()
+    fresh.queue(Reply(content="blue", delay=3.0))  # real time: real processes, stopped midway
+    process = shell.popen("run", "agents.yaml", "Which colour?")
+    _wait(lambda: bool(fresh.chat_bodies()), "the request")
+    child = _child_of_runner(shell)
+    process.send_signal(signal.SIGTSTP)
+    _wait(lambda: _state(process.pid) == "T" and _state(child) == "T", "both stopped")
+    process.send_signal(signal.SIGCONT)
+    out, _err = process.communicate(timeout=60)
+    assert (process.returncode, out) == (0, "blue\n")
+
+
+def _child_of_runner(shell: Shell) -> int:
+    runner = int(shell.status().split("pid ", 1)[1].split(",", 1)[0])
+    children = Path(f"/proc/{runner}/task/{runner}/children").read_text().split()
+    assert len(children) == 1, children
+    return int(children[0])
+
+
 def test_a_killed_caller_ends_its_run(shell: Shell, fresh: FakeModelServer) -> None:
     fresh.reset()
     fresh.queue(Reply(fault="hang"))

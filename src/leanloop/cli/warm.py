@@ -272,13 +272,28 @@ def _umask() -> int:
 
 @contextlib.contextmanager
 def _forwarding(child: int) -> Iterator[None]:
-    """Send Ctrl-C, SIGTERM and SIGHUP on to the run: it, not this process, handles them."""
+    """Send Ctrl-C, SIGTERM and SIGHUP on to the run: it, not this process, handles them.
+
+    Ctrl-Z stops the run with this process, and ``fg``/``bg`` (SIGCONT) goes on with both:
+    the run is not in the terminal's process group, so only this process hears them.
+    """
 
     def forward(signum: int, _frame: FrameType | None) -> None:
         with contextlib.suppress(ProcessLookupError):
             os.kill(child, signum)
 
+    def suspend(_signum: int, _frame: FrameType | None) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(child, signal.SIGSTOP)
+        os.kill(os.getpid(), signal.SIGSTOP)  # as SIGTSTP's default action would
+
+    def resume(_signum: int, _frame: FrameType | None) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(child, signal.SIGCONT)
+
     previous = {signum: signal.signal(signum, forward) for signum in _FORWARDED}
+    previous[signal.SIGTSTP] = signal.signal(signal.SIGTSTP, suspend)
+    previous[signal.SIGCONT] = signal.signal(signal.SIGCONT, resume)
     try:
         yield
     finally:
