@@ -2,10 +2,13 @@
 Documentation       The warm runner as a user meets it (ADR 0031): ``leanloop warm start`` in a
 ...                 private runtime folder, runs handed to it that answer, stream and exit as a
 ...                 cold run does (tool calls in the caller's workspace), ``warm status`` that
-...                 counts them, and ``warm stop``. The runner, the CLI and the scripted
-...                 server are real processes on 127.0.0.1.
+...                 counts them, and ``warm stop``; and where it meets the other promises: a
+...                 session's turns go on across warm and cold runs, and a run whose caller is
+...                 killed ends it and leaves a turn ``--resume`` finishes with each tool run once. The
+...                 runner, the CLI and the scripted server are real processes on 127.0.0.1.
 Resource            resources/servers.resource
 Library             resources/BudgetLibrary.py
+Library             resources/SessionLibrary.py
 Library             String
 Suite Setup         Start Warm Suite
 Suite Teardown      Stop Warm Suite
@@ -51,6 +54,58 @@ Bad Input Gets The Cold Status And Line
     Should Be Equal    ${warm.stderr}    ${cold.stderr}
 
 
+A Session Goes On Across Warm And Cold Turns
+    ${file}=    Session Agents File    warm-session    ${SCRIPTED_URL}
+    Queue Tool Call    lookup    {"key": "tide"}
+    Queue Answer    High tide is at tide-value.
+    ${first}=    Leanloop    run    ${file}    When is high tide?    --session    w1
+    Should Be Equal As Integers    ${first.rc}    0    ${first.stderr}
+    Queue Answer    You asked when high tide is.
+    ${second}=    Leanloop    run    ${file}    What did I ask?    --session    w1    warm=0
+    Should Be Equal As Integers    ${second.rc}    0    ${second.stderr}
+    Queue Answer    Twice.
+    ${third}=    Leanloop    run    ${file}    How often did I ask?    --session    w1
+    Should Be Equal    ${third.stdout}    Twice.
+    # Each turn's request carries the turns before it, whichever process ran them.
+    Scripted Request Should Contain    3    When is high tide?    role=user
+    Scripted Request Should Contain    3    High tide is at tide-value.
+    Scripted Request Should Contain    4    What did I ask?    role=user
+    Scripted Request Should Contain    4    When is high tide?    role=user
+    ${status}=    Leanloop    warm    status
+    Should Not Contain    ${status.stdout}    , 0 runs,
+
+A Warm Run Whose Caller Is Killed Leaves A Turn That --resume Finishes
+    [Documentation]    As ``sessions.robot``'s SIGKILL test, through the runner: the caller is
+    ...    killed while step 3's reply streams slowly. Its run, the runner's child, hears
+    ...    the caller go and ends as on SIGTERM: the turn is finished as failed (not left
+    ...    claimed, as a killed cold process leaves it), and ``--resume`` through the
+    ...    runner runs steps 3 and 4 from the stored steps, each tool once.
+    ${file}=    Session Agents File    warm-resume    ${SCRIPTED_URL}
+    Queue Tool Call    lookup    {"key": "a"}
+    Queue Tool Call    lookup    {"key": "b"}
+    Queue Slow Tool Call    lookup    {"key": "c"}    chunk_delay=1.5
+    ${python}=    Python Executable
+    ${run}=    Start Process    ${python}    -m    leanloop    run    ${file}
+    ...    Look up the keys a, b, c and d.    --session    k1
+    ...    env:XDG_RUNTIME_DIR=${RUNTIME}    env:LEANLOOP_WARM=${EMPTY}
+    Wait Until Tool Log Has    ${file}    2
+    Wait Until Scripted Requests Reach    3
+    Send Signal To Process    SIGKILL    ${run}
+    ${killed}=    Wait For Process    ${run}    timeout=10s    on_timeout=kill
+    Should Be Equal As Integers    ${killed.rc}    -9
+    Wait Until Keyword Succeeds    30s    0.2s    No Warm Run Is In Flight
+    ${log}=    Tool Log    ${file}
+    Should Be Equal    ${log}    ${{ ["a", "b"] }}
+    Queue Tool Call    lookup    {"key": "c"}
+    Queue Tool Call    lookup    {"key": "d"}
+    Queue Answer    The keys a, b, c and d hold their values.
+    ${resumed}=    Leanloop    run    ${file}    --session    k1    --resume
+    Should Be Equal As Integers    ${resumed.rc}    0    ${resumed.stderr}
+    Should Be Equal    ${resumed.stdout}    The keys a, b, c and d hold their values.
+    ${log}=    Tool Log    ${file}
+    Should Be Equal    ${log}    ${{ ["a", "b", "c", "d"] }}
+
+
 *** Keywords ***
 Start Warm Suite
     Start Scripted Server For Suite    n_ctx=4096
@@ -88,3 +143,7 @@ Warm Agents File
     ${file}=    Write Budget Agents File    ${folder}    ${SCRIPTED_URL}    ${SYSTEM}
     ...    model=cli-model    &{settings}
     RETURN    ${file}
+
+No Warm Run Is In Flight
+    ${status}=    Leanloop    warm    status
+    Should Contain    ${status.stdout}    , 0 running,
