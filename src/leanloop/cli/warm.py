@@ -48,6 +48,7 @@ __all__ = [
     "receive",
     "register",
     "run_warm",
+    "runtime_dir",
     "send",
     "socket_path",
 ]
@@ -64,17 +65,20 @@ _FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 _HEADER = struct.Struct("!I")
 _MAX_MESSAGE = 16 * 1024 * 1024  # an environment is kilobytes; anything larger is not ours
 _CONNECT_WAIT = 60.0  # seconds `warm start` waits for the runner's imports
+_HANDSHAKE_WAIT = 30.0  # seconds a runner may take to fork the run and say its pid
 
 
 class WireError(OSError):
     """The other side of the socket broke the protocol or went away mid-message."""
 
 
-def runtime_dir() -> Path:
-    """The folder of the runners' sockets and logs: private to the user (mode 0700)."""
+def runtime_dir(*, create: bool = False) -> Path:
+    """The folder of the runners' sockets and logs, made private to the user (mode 0700)
+    when ``create``: looking for a runner creates nothing."""
     base = os.environ.get("XDG_RUNTIME_DIR")
     root = Path(base) / "leanloop" if base else _cache_root() / "run"
-    root.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if create:
+        root.mkdir(mode=0o700, parents=True, exist_ok=True)
     return root
 
 
@@ -90,7 +94,7 @@ def socket_path(executable: str | None = None, prefix: str | None = None) -> Pat
     """
     key = "\0".join((executable or sys.executable, prefix or sys.prefix, str(os.getuid())))
     digest = hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:16]
-    return runtime_dir() / f"warm-{digest}.sock"
+    return runtime_dir(create=False) / f"warm-{digest}.sock"
 
 
 def code_stamp(package: Path | None = None) -> str:
@@ -242,8 +246,10 @@ def _hand_over(
         "umask": _umask(),
         "streams": _streams(),
     }
+    sock.settimeout(_HANDSHAKE_WAIT)  # a runner that does not take the run: go cold
     send(sock, request, fds=(0, 1, 2))
     reply, _ = receive(sock)
+    sock.settimeout(None)
     if reply is None or "pid" not in reply:
         if reply is not None and reply.get("stale") and restart:
             _wait_gone(path)
@@ -303,6 +309,7 @@ def _forwarding(child: int) -> Iterator[None]:
 
 def _spawn(path: Path, idle: float) -> subprocess.Popen[bytes]:
     """Start a runner for ``path`` in the background, in a session of its own."""
+    runtime_dir(create=True)
     log = path.with_suffix(".log").open("ab")
     with log:
         return subprocess.Popen(  # our own interpreter and module

@@ -151,6 +151,7 @@ class _Runner:
 
     def _bind(self) -> bool:
         """Listen on the socket; ``False`` when another runner already does."""
+        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         try:
             self.listener.bind(str(self.path))
         except OSError:
