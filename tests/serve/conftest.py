@@ -3,13 +3,16 @@ the app under a real uvicorn on 127.0.0.1."""
 
 from __future__ import annotations
 
+import json
 import logging
+import os
 import shutil
 import socket
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 import uvicorn
@@ -99,3 +102,46 @@ def no_tracebacks(
         assert "Traceback" not in out + err, out + err
 
     return check
+
+
+class RawClient:
+    """A client on a raw socket, closed when a test chooses (a fixture: with importlib
+    mode a conftest is no module), and a check that a process still runs."""
+
+    @staticmethod
+    def send_request(base_url: str, body: dict[str, Any], *, timeout: float = 10) -> socket.socket:
+        """POST a chat request over a raw socket; the caller reads and closes it."""
+        url = urlsplit(base_url)
+        payload = json.dumps(body).encode()
+        head = (
+            f"POST /v1/chat/completions HTTP/1.1\r\nHost: {url.netloc}\r\n"
+            f"Authorization: Bearer {TOKEN}\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(payload)}\r\n\r\n"
+        )
+        sock = socket.create_connection((url.hostname, url.port), timeout=timeout)
+        sock.sendall(head.encode() + payload)
+        return sock
+
+    @staticmethod
+    def read_until(sock: socket.socket, marker: bytes) -> bytes:
+        """What the server sent, up to and including ``marker``."""
+        received = b""
+        while marker not in received:
+            data = sock.recv(4096)
+            assert data, f"the server closed the stream before {marker!r}: {received!r}"
+            received += data
+        return received
+
+    @staticmethod
+    def alive(pid: int) -> bool:
+        """Whether ``pid`` runs (a zombie, dead but not reaped, counts as running)."""
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        return True
+
+
+@pytest.fixture
+def raw() -> RawClient:
+    return RawClient()

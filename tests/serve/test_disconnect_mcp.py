@@ -19,21 +19,17 @@ import importlib.util
 import json
 import logging
 import os
-import socket
 import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import pytest
 from fastapi import FastAPI
 
 __all__: list[str] = []
-
-TOKEN = "test-token-0123456789"  # noqa: S105 - conftest.py's test token
 
 START_S = 120.0
 """Seconds the MCP server may take to start: Python servers import slowly on a busy box."""
@@ -147,40 +143,8 @@ def app(probe: Probe, make_app: Callable[..., FastAPI]) -> FastAPI:
     return make_app(probe.write())
 
 
-def send_request(base_url: str, body: dict[str, Any]) -> socket.socket:
-    """POST a chat request over a raw socket; the caller reads and closes it."""
-    url = urlsplit(base_url)
-    payload = json.dumps(body).encode()
-    head = (
-        f"POST /v1/chat/completions HTTP/1.1\r\nHost: {url.netloc}\r\n"
-        f"Authorization: Bearer {TOKEN}\r\nContent-Type: application/json\r\n"
-        f"Content-Length: {len(payload)}\r\n\r\n"
-    )
-    sock = socket.create_connection((url.hostname, url.port), timeout=START_S)
-    sock.sendall(head.encode() + payload)
-    return sock
-
-
-def read_until(sock: socket.socket, marker: bytes) -> bytes:
-    received = b""
-    while marker not in received:
-        data = sock.recv(4096)
-        assert data, f"the server closed the stream before {marker!r}: {received!r}"
-        received += data
-    return received
-
-
 def question(stream: bool) -> dict[str, Any]:
     return {"model": "waiter", "stream": stream, "messages": [{"role": "user", "content": "Go"}]}
-
-
-def alive(pid: int) -> bool:
-    """Whether ``pid`` runs (a zombie, dead but not reaped, counts as running)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
 
 
 def children() -> set[int]:
@@ -210,18 +174,18 @@ def until(done: Callable[[], bool], within: float = GONE_S) -> bool:
     return True
 
 
-def ran_and_ended(app: FastAPI, probe: Probe, pid: int, before: set[int]) -> None:
+def ran_and_ended(app: FastAPI, probe: Probe, pid: int, before: set[int], raw: Any) -> None:
     """The run was cancelled, its MCP server killed and reaped, and nothing else is left."""
     assert until(lambda: app.state.limit.in_flight == 0), "the run went on after the disconnect"
     # Cancelled, not failed: a call that failed (its server gone) would have been answered
     # with an error and the model asked again; it was asked once, for the call in flight.
     model = app.state.agents["waiter"].model
     assert len(model.requests) == 1, [r.messages for r in model.requests]
-    assert until(lambda: not alive(pid)), f"the MCP server {pid} outlived the run"
+    assert until(lambda: not raw.alive(pid)), f"the MCP server {pid} outlived the run"
     started = probe.started()
     # The tool listing's server (when the agent was built) and the run's.
     assert pid in started, started
-    assert until(lambda: not any(map(alive, started))), f"MCP servers left: {started}"
+    assert until(lambda: not any(map(raw.alive, started))), f"MCP servers left: {started}"
     # No child of the serving process is left either, not even an unreaped zombie.
     assert until(lambda: not children() - before), f"children left: {children() - before}"
 
@@ -230,20 +194,22 @@ def test_a_client_gone_mid_stream_cancels_the_run_and_its_mcp_server(
     app: FastAPI,
     probe: Probe,
     start_server: Callable[[FastAPI], str],
+    *,
     caplog: pytest.LogCaptureFixture,
     no_tracebacks: Callable[[], None],
+    raw: Any,
 ) -> None:
     base_url = start_server(app)
     before = children()
     with caplog.at_level(logging.INFO):
-        sock = send_request(base_url, question(stream=True))
-        received = read_until(sock, b": leanloop tool_start")
+        sock = raw.send_request(base_url, question(stream=True), timeout=START_S)
+        received = raw.read_until(sock, b": leanloop tool_start")
         assert received.startswith(b"HTTP/1.1 200")
         pid = probe.call_in_flight()
-        assert alive(pid)
+        assert raw.alive(pid)
         assert app.state.limit.in_flight == 1
         sock.close()
-        ran_and_ended(app, probe, pid, before)
+        ran_and_ended(app, probe, pid, before, raw)
     no_tracebacks()
 
 
@@ -251,17 +217,19 @@ def test_a_client_gone_before_the_answer_cancels_the_run_and_its_mcp_server(
     app: FastAPI,
     probe: Probe,
     start_server: Callable[[FastAPI], str],
+    *,
     caplog: pytest.LogCaptureFixture,
     no_tracebacks: Callable[[], None],
+    raw: Any,
 ) -> None:
     base_url = start_server(app)
     before = children()
     with caplog.at_level(logging.INFO):
-        sock = send_request(base_url, question(stream=False))
+        sock = raw.send_request(base_url, question(stream=False), timeout=START_S)
         pid = probe.call_in_flight()
-        assert alive(pid)
+        assert raw.alive(pid)
         sock.close()  # nothing answered yet: only the closed connection tells
-        ran_and_ended(app, probe, pid, before)
+        ran_and_ended(app, probe, pid, before, raw)
         # Logged once the cancelled run has ended (after its slot was freed).
         assert until(
             lambda: any("499 client_closed_request" in r.getMessage() for r in caplog.records)
