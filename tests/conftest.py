@@ -79,3 +79,13 @@ def subagent_chain(tmp_path: Path) -> Callable[..., LLMAgent]:
         return LLMAgent.from_file(tmp_path / "agents.yaml", "lead")
 
     return make
+
+
+MCP_PROBE_SERVER = Path(__file__).parent / "mcp_probe_server.py"
+
+
+@pytest.fixture
+def mcp_probe_server() -> Path:
+    """The tests' stdio MCP server script (``mcp_probe_server.py``: its docstring says
+    what its tools do); run it as ``[sys.executable, script, LOG]``."""
+    return MCP_PROBE_SERVER

@@ -290,26 +290,6 @@ def test_a_killed_caller_ends_its_run(shell: Shell, fresh: FakeModelServer) -> N
     _wait(lambda: "0 running" in shell.status(), "the orphaned run's end")
 
 
-_MCP_PROBE = """
-import os, sys, time
-from pathlib import Path
-from mcp.server.fastmcp import FastMCP
-
-server = FastMCP("probe")
-
-
-@server.tool()
-def wait_here(label: str) -> str:
-    \"\"\"Wait until stopped.\"\"\"
-    Path(sys.argv[1], str(os.getpid())).write_text(label)
-    time.sleep(3600)
-    return label
-
-
-server.run()
-"""
-
-
 def _processes_running(script: Path) -> list[int]:
     found = []
     for entry in Path("/proc").iterdir():
@@ -324,34 +304,29 @@ def _processes_running(script: Path) -> list[int]:
 
 
 def test_a_killed_caller_leaves_no_mcp_server_of_its_run(
-    shell: Shell, fresh: FakeModelServer, tmp_path: Path
+    shell: Shell, fresh: FakeModelServer, tmp_path: Path, mcp_probe_server: Path
 ) -> None:
     # The MCP promise (one session per run, stopped with the run) through the runner: the
     # caller dies mid-call, its run ends as on SIGTERM, and the server of the call goes.
-    script, marks = tmp_path / "probe_server.py", tmp_path / "marks"
-    script.write_text(_MCP_PROBE, encoding="utf-8")
-    marks.mkdir()
+    log, marker = tmp_path / "started.log", tmp_path / "waiting"
     agents = tmp_path / "mcp.yaml"
     agents.write_text(
         "version: 1\nmcp_servers:\n"
-        f"  probe: {{command: {sys.executable}, args: [{script}, {marks}]}}\n"
+        f"  probe: {{command: {sys.executable}, args: [{mcp_probe_server}, {log}]}}\n"
         "agents:\n  sky:\n    model:\n      provider: openai-compatible\n"
         "      base_url: ${SKY_URL}\n      model: fake\n      context_window: 8192\n"
-        '    tools: ["mcp:probe"]\n',
+        '    tools: ["mcp:probe/wait_here"]\n',
         encoding="utf-8",
     )
     fresh.reset()
-    fresh.queue(
-        Reply(tool_calls=[{"name": "wait_here", "arguments": {"label": "x"}}]),
-        Reply(content="done"),
-    )
+    fresh.queue(Reply(tool_calls=[{"name": "wait_here", "arguments": {}}]), Reply(content="done"))
     process = shell.popen("run", str(agents), "Wait here.")
-    _wait(lambda: any(marks.iterdir()), "the MCP call")
+    _wait(marker.exists, "the MCP call")
     assert "1 running" in shell.status()
     process.kill()
     process.communicate(timeout=60)
     _wait(lambda: "0 running" in shell.status(), "the orphaned run's end")
-    _wait(lambda: not _processes_running(script), "the MCP server's end", seconds=30)
+    _wait(lambda: not _processes_running(mcp_probe_server), "the MCP servers' end", seconds=30)
 
 
 def test_a_runner_of_other_code_refuses_and_stops(

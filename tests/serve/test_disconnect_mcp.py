@@ -37,39 +37,13 @@ START_S = 120.0
 GONE_S = 10.0
 """Seconds the server may take to notice the closed socket and end the run and its server."""
 
-SERVER = '''
-import os, sys, time
-from pathlib import Path
-
-from mcp.server.fastmcp import FastMCP
-
-LOG = Path(sys.argv[1])
-with LOG.open("a") as log:
-    log.write(f"{os.getpid()}\\n")
-app = FastMCP("probe", log_level="WARNING")
-
-
-@app.tool()
-def wait_here() -> str:
-    """Say that the call began (a marker file holding this process ID), then never
-    answer: a blocking sleep, so the server is stuck and only a signal ends it."""
-    marker = LOG.parent / "waiting"
-    part = marker.with_suffix(".part")
-    part.write_text(str(os.getpid()))
-    part.replace(marker)
-    time.sleep(3600)
-    return "never"
-
-
-app.run("stdio")
-'''
-
 
 @dataclass
 class Probe:
     """The agents file of the ``waiter`` agent, its MCP server's script, and its traces."""
 
     folder: Path
+    script: Path
 
     @property
     def log(self) -> Path:
@@ -82,8 +56,7 @@ class Probe:
 
     def write(self) -> str:
         """Write the server's script and the agents file; return the file's name."""
-        script = self.folder / "mcp_probe_server.py"
-        script.write_text(SERVER)
+        script = self.script
         wait = {"tool_calls": [{"name": "wait_here", "args": {}}]}
         document = {
             "version": 1,
@@ -128,14 +101,14 @@ class Probe:
 
 
 @pytest.fixture
-def probe(agents_file: Path) -> Probe:
+def probe(agents_file: Path, mcp_probe_server: Path) -> Probe:
     for module in ("langchain_mcp_adapters", "mcp"):
         if importlib.util.find_spec(module) is None:
             pytest.fail(
                 f"{module} is not installed: this test needs the leanloop[mcp] extra "
                 "(pip install 'leanloop[mcp]')"
             )
-    return Probe(agents_file.parent)
+    return Probe(agents_file.parent, mcp_probe_server)
 
 
 @pytest.fixture

@@ -31,51 +31,6 @@ START_S = 120.0
 STDIO_GRACE_S = 2.0
 """``mcp.client.stdio.PROCESS_TERMINATION_TIMEOUT``: what a server gets to exit by itself."""
 
-SERVER = '''
-import asyncio, os, sys, time
-from pathlib import Path
-
-from mcp.server.fastmcp import FastMCP
-
-LOG = Path(sys.argv[1])
-with LOG.open("a") as log:
-    log.write(f"{os.getpid()}\\n")
-app = FastMCP("probe", log_level="WARNING")
-arrived = []
-everyone = asyncio.Event()
-
-
-@app.tool()
-def whoami(label: str) -> str:
-    """The server's process ID."""
-    return f"{label}: {os.getpid()}"
-
-
-@app.tool()
-async def meet(label: str) -> str:
-    """Wait (at most 30 s) until two calls are here at once."""
-    arrived.append(label)
-    if len(arrived) == 2:
-        everyone.set()
-    try:
-        await asyncio.wait_for(everyone.wait(), 30)
-    except TimeoutError:
-        return f"{label}: alone in {os.getpid()}"
-    return f"{label}: met in {os.getpid()}"
-
-
-@app.tool()
-def wait_here() -> str:
-    """Say that the call began (a marker file), then never answer (the server is stuck:
-    closing its stdin does not end it, only a signal does)."""
-    (LOG.parent / "waiting").write_text(str(os.getpid()))
-    time.sleep(3600)
-    return "never"
-
-
-app.run("stdio")
-'''
-
 
 def _call(name: str, **args: Any) -> dict[str, Any]:
     return {"name": name, "args": args}
@@ -84,11 +39,10 @@ def _call(name: str, **args: Any) -> dict[str, Any]:
 class Probe:
     """The server's script and its start log, and agents that use it."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, script: Path) -> None:
         self.folder = folder
         self.log = folder / "started.log"
-        self.script = folder / "server.py"
-        self.script.write_text(SERVER)
+        self.script = script
 
     @property
     def server(self) -> McpServerSpec:
@@ -128,8 +82,8 @@ class Probe:
 
 
 @pytest.fixture
-def probe(tmp_path: Path) -> Probe:
-    return Probe(tmp_path)
+def probe(tmp_path: Path, mcp_probe_server: Path) -> Probe:
+    return Probe(tmp_path, mcp_probe_server)
 
 
 def _alive(pid: int) -> bool:
