@@ -50,6 +50,16 @@ _VARIANTS: dict[str, tuple[Variant, ...]] = {
 }
 
 
+def _server_options(mode: str, pin: ModelPin) -> ServerOptions:
+    """The embedded server of ``mode`` (the tool template for native calls) on a free port."""
+    return ServerOptions(
+        port=free_port(),
+        ctx_size=CTX_SIZE,
+        template=mode == "native",
+        model=cache_paths().model_path(pin.filename),
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the report; returns the exit status."""
     parser = _parser()
@@ -114,13 +124,7 @@ async def _run_all(
             variants = [v for v in _VARIANTS[mode] if v in loops]
             if not variants:
                 continue
-            options = ServerOptions(
-                port=free_port(),
-                ctx_size=CTX_SIZE,
-                template=mode == "native",
-                model=cache_paths().model_path(pin.filename),
-            )
-            with running_server(options) as server:
+            with running_server(_server_options(mode, pin)) as server:
                 for variant in variants:
                     began = time.perf_counter()
                     for task in tasks:
@@ -178,13 +182,7 @@ def _run_via_batch(
             folder = args.batch_dir.resolve()
         write_workspace(folder / "workspace")
         for mode in args.modes:
-            options = ServerOptions(
-                port=free_port(),
-                ctx_size=CTX_SIZE,
-                template=mode == "native",
-                model=cache_paths().model_path(pin.filename),
-            )
-            with running_server(options) as server:
+            with running_server(_server_options(mode, pin)) as server:
                 run = run_mode(
                     folder,
                     tasks,
