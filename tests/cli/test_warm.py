@@ -14,13 +14,16 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from leanloop.cli import warm
+from leanloop.cli import warm, warm_server
 from leanloop.testing.server import FakeModelServer, Reply
 
 # ---- the wire --------------------------------------------------------------------------
@@ -356,3 +359,221 @@ def _socket_of(shell: Shell) -> str:
         [sys.executable, "-c", code], check=True, env=shell.env, capture_output=True, text=True
     )
     return found.stdout.strip()
+
+
+# ---- the runner's pieces, in this process ----------------------------------------------
+
+
+def test_a_runner_takes_the_place_of_a_dead_ones_socket_but_not_a_live_ones(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "runtime" / "warm.sock"
+    path.parent.mkdir()
+    dead = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    dead.bind(str(path))
+    dead.close()  # its file stays: the runner that made it died without cleaning up
+    first = warm_server._Runner(path, "stamp", idle=60)
+    assert first._bind()  # connecting fails, so the file is taken over
+    second = warm_server._Runner(path, "stamp", idle=60)
+    assert not second._bind()  # the first one answers
+    assert path.stat().st_mode & 0o777 == 0o600
+    first._stop_listening()
+    assert not path.exists()
+    for runner in (first, second):
+        runner.listener.close()
+        runner.wake_read.close()
+        runner.wake_write.close()
+
+
+@pytest.mark.parametrize(("code", "status"), [(None, 0), (0, 0), (3, 3), ("bye", 1)])
+def test_a_run_that_raises_systemexit_exits_with_its_status(
+    code: object, status: int, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert warm_server._exit_code(SystemExit(code)) == status
+    assert capsys.readouterr().err == ("bye\n" if code == "bye" else "")
+
+
+def _listening(tmp_path: Path) -> warm_server._Runner:
+    runner = warm_server._Runner(tmp_path / "warm.sock", "the-stamp", idle=60)
+    assert runner._bind()
+    return runner
+
+
+def _closed(runner: warm_server._Runner) -> None:
+    runner._stop_listening()
+    runner.wake_read.close()
+    runner.wake_write.close()
+
+
+def test_a_runner_answers_status_and_refuses_other_code_in_process(tmp_path: Path) -> None:
+    runner = _listening(tmp_path)
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as client:
+            client.connect(str(runner.path))
+            warm.send(client, {"status": True})
+            runner._accept()
+            status, _ = warm.receive(client)
+        assert status == {"pid": os.getpid(), "stamp": "the-stamp", "runs": 0, "running": 0,
+                          "idle": 60}  # fmt: skip
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as client:
+            client.connect(str(runner.path))
+            warm.send(client, {"stamp": "other code", "argv": ["run"]})
+            runner._accept()
+            assert warm.receive(client) == ({"stale": True}, [])
+        assert not runner.listening
+        assert not runner.path.exists()  # no new caller finds it
+    finally:
+        _closed(runner)
+
+
+def _ended(pid: int) -> bool:
+    """Whether child ``pid`` has ended (left to be reaped: WNOWAIT)."""
+    return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT | os.WNOHANG) is not None
+
+
+def test_a_reaped_child_reports_its_status_to_its_caller(tmp_path: Path) -> None:
+    runner = _listening(tmp_path)
+    try:
+        for exit_how, said in ((lambda: os._exit(7), 7), (lambda: os.kill(os.getpid(), 9), 137)):
+            ours, callers = socket.socketpair()
+            pid = os.fork()
+            if pid == 0:  # the child ends at once, as a run would
+                exit_how()
+            runner.children[pid] = ours
+            _wait(partial(_ended, pid), "the child's end")
+            runner._reap()
+            assert warm.receive(callers) == ({"exit": said}, [])
+            assert pid not in runner.children
+            callers.close()
+    finally:
+        _closed(runner)
+
+
+class _FakeRunner:
+    """A runner on a thread of this process: it takes one request and answers ``replies``."""
+
+    def __init__(self, path: Path, replies: list[dict[str, Any]]) -> None:
+        self.path = path
+        self.replies = replies
+        self.request: dict[str, Any] = {}
+        self.fds: list[int] = []
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.listener.bind(str(path))
+        self.listener.listen(1)
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        conn, _ = self.listener.accept()
+        with conn:
+            request, self.fds = warm.receive(conn, max_fds=3)
+            self.request = request or {}
+            for reply in self.replies:
+                warm.send(conn, reply)
+        self.listener.close()
+
+    def close(self) -> None:
+        self.thread.join(10)
+        for fd in self.fds:
+            os.close(fd)
+
+
+@pytest.fixture
+def runtime(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
+    monkeypatch.delenv(warm.WARM_ENV, raising=False)
+    return tmp_path
+
+
+def test_the_caller_hands_over_its_run_and_returns_the_childs_status(runtime: Path) -> None:
+    fake = _FakeRunner(warm.socket_path(), [{"pid": 999_999_999}, {"exit": 5}])
+    try:
+        assert warm.run_warm(["run", "agents.yaml", "q?"]) == 5
+    finally:
+        fake.close()
+    assert fake.request["argv"] == ["run", "agents.yaml", "q?"]
+    assert fake.request["cwd"] == os.getcwd()
+    assert fake.request["env"]["XDG_RUNTIME_DIR"] == str(runtime)
+    assert fake.request["stamp"] == warm.code_stamp()
+    assert len(fake.fds) == 3  # stdin, stdout, stderr
+
+
+def test_a_runner_gone_mid_run_is_a_failed_run_never_a_second_one(
+    runtime: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fake = _FakeRunner(warm.socket_path(), [{"pid": 999_999_999}])
+    try:
+        assert warm.run_warm(["run", "agents.yaml", "q?"]) == 1
+    finally:
+        fake.close()
+    assert "the warm runner stopped during the run" in capsys.readouterr().err
+
+
+def test_a_stale_runner_sends_the_run_cold_and_warm_1_starts_a_new_one(
+    runtime: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spawned: list[Path] = []
+    monkeypatch.setattr(warm, "_spawn", lambda path, idle: spawned.append(path))
+    monkeypatch.setattr(warm, "_wait_gone", lambda path: None)
+    for mode, starts in (("", []), ("1", [warm.socket_path()])):
+        monkeypatch.setenv(warm.WARM_ENV, mode)
+        fake = _FakeRunner(warm.socket_path(), [{"stale": True}])
+        try:
+            assert warm.run_warm(["run", "agents.yaml", "q?"]) is None
+        finally:
+            fake.close()
+            warm.socket_path().unlink()
+        assert spawned == starts
+
+
+def test_the_child_wraps_the_callers_descriptors_as_the_caller_did(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    for name in ("stdin", "stdout", "stderr", "__stdin__", "__stdout__", "__stderr__"):
+        monkeypatch.setattr(sys, name, getattr(sys, name))  # put back after the test
+    warm_server._take_streams({
+        "stdin": ["utf-8", "surrogateescape", False, False],
+        "stdout": ["latin-1", "strict", True, False],
+        "stderr": ["utf-8", "backslashreplace", True, True],
+    })  # fmt: skip
+    assert (sys.stdin.encoding, sys.stdin.errors) == ("utf-8", "surrogateescape")
+    assert (sys.stdout.encoding, sys.stdout.line_buffering) == ("latin-1", True)
+    assert sys.stderr.write_through and sys.stderr.errors == "backslashreplace"
+    assert sys.__stdout__ is sys.stdout
+
+
+def test_the_child_forgets_environment_variables_cached_before_the_fork(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from langsmith import utils  # noqa: PLC0415 - the module whose caches are cleared
+
+    monkeypatch.setenv("LANGSMITH_PROJECT", "the-runners")
+    assert utils.get_env_var("PROJECT") == "the-runners"
+    monkeypatch.setenv("LANGSMITH_PROJECT", "the-callers")
+    warm_server._forget_environment_caches()
+    assert utils.get_env_var("PROJECT") == "the-callers"
+
+
+def test_the_child_ends_its_run_when_the_caller_goes_and_not_after_it_finished(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    told = threading.Event()
+    monkeypatch.setattr(signal, "SIGTERM", signal.SIGUSR1)  # our own process gets it
+    previous = signal.signal(signal.SIGUSR1, lambda *_: told.set())
+    try:
+        finished, its_caller = socket.socketpair()
+        warm_server._watch_caller(finished).set()  # the run is over: nothing is said
+        its_caller.close()
+        for watcher in threading.enumerate():
+            if watcher.name == "leanloop-warm-caller":
+                watcher.join(10)  # it ends on the closed socket, having sent nothing
+        assert not told.is_set()
+        gone, caller = socket.socketpair()
+        warm_server._watch_caller(gone)
+        caller.close()
+        _wait(told.is_set, "the signal to the run")
+    finally:
+        signal.signal(signal.SIGUSR1, previous)
+        for end in (finished, gone):
+            end.close()

@@ -131,7 +131,8 @@ def send(sock: socket.socket, message: dict[str, Any], fds: Sequence[int] = ()) 
     data = _HEADER.pack(len(body)) + body
     if fds:
         sent = socket.send_fds(sock, [data], list(fds))
-        sock.sendall(data[sent:])
+        if sent < len(data):  # never an empty send: the peer may have read it all and gone
+            sock.sendall(data[sent:])
     else:
         sock.sendall(data)
 
