@@ -4,7 +4,8 @@ Documentation       The warm runner as a user meets it (ADR 0031): ``leanloop wa
 ...                 cold run does (tool calls in the caller's workspace), ``warm status`` that
 ...                 counts them, and ``warm stop``; and where it meets the other promises: a
 ...                 session's turns go on across warm and cold runs, and a run whose caller is
-...                 killed ends it and leaves a turn ``--resume`` finishes with each tool run once. The
+...                 killed ends it and leaves a turn ``--resume`` finishes with each tool run once,
+...                 and a runner of other code sends the run cold and stops. The
 ...                 runner, the CLI and the scripted server are real processes on 127.0.0.1.
 Resource            resources/servers.resource
 Library             resources/BudgetLibrary.py
@@ -106,6 +107,28 @@ A Warm Run Whose Caller Is Killed Leaves A Turn That --resume Finishes
     Should Be Equal    ${log}    ${{ ["a", "b", "c", "d"] }}
 
 
+A Runner Of Other Code Refuses The Run, Which Goes Cold, And Stops
+    [Documentation]    A runner whose code stamp is not the caller's (an upgrade, an edited
+    ...    editable install) takes no run: the run goes cold and answers, the runner exits.
+    ${file}=    Warm Agents File    warm-stale
+    ${stale_runtime}=    Set Variable    ${TEMPDIR}${/}leanloop-warm-stale-runtime
+    Remove Directory    ${stale_runtime}    recursive=True
+    ${python}=    Python Executable
+    ${socket}=    Run Process    ${python}    -c
+    ...    from leanloop.cli.warm import socket_path; print(socket_path())
+    ...    env:XDG_RUNTIME_DIR=${stale_runtime}
+    ${runner}=    Start Process    ${python}    -m    leanloop.cli.warm_server    ${socket.stdout}
+    ...    --stamp    other    --idle    60    env:XDG_RUNTIME_DIR=${stale_runtime}
+    Wait Until Keyword Succeeds    60s    0.2s    Stale Runner Is Up    ${stale_runtime}
+    Queue Answer    The code word is river-1.
+    ${run}=    Run Process    ${python}    -m    leanloop    run    ${file}    ${QUESTION}
+    ...    env:XDG_RUNTIME_DIR=${stale_runtime}    env:LEANLOOP_WARM=${EMPTY}
+    Should Be Equal As Integers    ${run.rc}    0    ${run.stderr}
+    Should Be Equal    ${run.stdout}    The code word is river-1.
+    ${ended}=    Wait For Process    ${runner}    timeout=60s    on_timeout=kill
+    Should Be Equal As Integers    ${ended.rc}    0
+
+
 *** Keywords ***
 Start Warm Suite
     Start Scripted Server For Suite    n_ctx=4096
@@ -147,3 +170,10 @@ Warm Agents File
 No Warm Run Is In Flight
     ${status}=    Leanloop    warm    status
     Should Contain    ${status.stdout}    , 0 running,
+
+Stale Runner Is Up
+    [Arguments]    ${runtime}
+    ${python}=    Python Executable
+    ${status}=    Run Process    ${python}    -m    leanloop    warm    status
+    ...    env:XDG_RUNTIME_DIR=${runtime}
+    Should Contain    ${status.stdout}    stale (the code changed)
