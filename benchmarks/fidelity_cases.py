@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (the cases are lines of text, kept whole to be read as they are)
 """The cases of the pruning fidelity benchmark (:mod:`benchmarks.pruning_fidelity`).
 
 Each case is a file of 40-75 KB (so that ``read_file``'s numbered output stays under the
@@ -16,11 +17,14 @@ machine and every run.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
+
+from leanloop.pruning.rank import focus_of, line_scores
 
 __all__ = ["CASES", "Case", "check_case"]
 
@@ -144,7 +148,7 @@ def _k8s_events(rnd: random.Random, i: int) -> str:
     if pick < 0.3:
         return f"{age:<6} Normal  Scheduled  {pod}  Successfully assigned shop/{pod[4:]} to node-{rnd.randint(1, 6)}"
     if pick < 0.55:
-        return f"{age:<6} Normal  Pulled     {pod}  Container image \"registry.local/{app}:1.{rnd.randint(0, 40)}.{rnd.randint(0, 9)}\" already present on machine"
+        return f'{age:<6} Normal  Pulled     {pod}  Container image "registry.local/{app}:1.{rnd.randint(0, 40)}.{rnd.randint(0, 9)}" already present on machine'
     if pick < 0.78:
         return f"{age:<6} Normal  Created    {pod}  Created container {app}"
     if pick < 0.97:
@@ -230,51 +234,103 @@ def _held_out() -> list[Case]:
     gateway, gateway_answers = _gateway_yaml(606)
     return [
         _case(
-            "go-panic", "app log (Go)", "logs/catalog.log",
-            "the panic lines", "shared", held_out=True, seed=601, noise=_go_service,
+            "go-panic",
+            "app log (Go)",
+            "logs/catalog.log",
+            "the panic lines",
+            "shared",
+            held_out=True,
+            seed=601,
+            noise=_go_service,
             answers=[
-                (0.41, "2026-12-04T09:22:41.006Z PANIC http: panic serving 10.1.4.7:51644: "
-                       "runtime error: invalid memory address or nil pointer dereference"),
-                (0.83, "2026-12-04T09:51:03.442Z PANIC http: panic serving 10.1.4.9:40022: "
-                       "runtime error: index out of range [3] with length 3"),
+                (
+                    0.41,
+                    "2026-12-04T09:22:41.006Z PANIC http: panic serving 10.1.4.7:51644: "
+                    "runtime error: invalid memory address or nil pointer dereference",
+                ),
+                (
+                    0.83,
+                    "2026-12-04T09:51:03.442Z PANIC http: panic serving 10.1.4.9:40022: "
+                    "runtime error: index out of range [3] with length 3",
+                ),
             ],
         ),
         _case(
-            "k8s-dying", "Kubernetes events", "events/shop.txt",
-            "why does the web frontend keep dying", "own", held_out=True, seed=602,
+            "k8s-dying",
+            "Kubernetes events",
+            "events/shop.txt",
+            "why does the web frontend keep dying",
+            "own",
+            held_out=True,
+            seed=602,
             noise=_k8s_events,
             answers=[
-                (0.3, "12m    Warning Unhealthy  pod/storefront-8c1f2-77aa  Liveness probe "
-                      "failed: HTTP probe failed with statuscode: 500"),
-                (0.62, "9m     Normal  Killing    pod/storefront-8c1f2-77aa  Container "
-                       "storefront failed liveness probe, will be restarted"),
-                (0.9, "3m     Warning BackOff    pod/storefront-8c1f2-77aa  Back-off "
-                      "restarting failed container storefront in pod storefront-8c1f2-77aa"),
+                (
+                    0.3,
+                    "12m    Warning Unhealthy  pod/storefront-8c1f2-77aa  Liveness probe "
+                    "failed: HTTP probe failed with statuscode: 500",
+                ),
+                (
+                    0.62,
+                    "9m     Normal  Killing    pod/storefront-8c1f2-77aa  Container "
+                    "storefront failed liveness probe, will be restarted",
+                ),
+                (
+                    0.9,
+                    "3m     Warning BackOff    pod/storefront-8c1f2-77aa  Back-off "
+                    "restarting failed container storefront in pod storefront-8c1f2-77aa",
+                ),
             ],
         ),
         _case(
-            "ts-errors", "CI output (TypeScript)", "ci/build-8812.log",
-            "the lines with error TS2345", "shared", held_out=True, seed=603, noise=_ts_build,
+            "ts-errors",
+            "CI output (TypeScript)",
+            "ci/build-8812.log",
+            "the lines with error TS2345",
+            "shared",
+            held_out=True,
+            seed=603,
+            noise=_ts_build,
             answers=[
-                (0.55, "[14:07] tsc: src/cart.ts(41,7): error TS2345: Argument of type "
-                       "'string' is not assignable to parameter of type 'number'."),
-                (0.71, "[14:09] tsc: src/checkout.ts(118,22): error TS2345: Argument of type "
-                       "'undefined' is not assignable to parameter of type 'Address'."),
+                (
+                    0.55,
+                    "[14:07] tsc: src/cart.ts(41,7): error TS2345: Argument of type "
+                    "'string' is not assignable to parameter of type 'number'.",
+                ),
+                (
+                    0.71,
+                    "[14:09] tsc: src/checkout.ts(118,22): error TS2345: Argument of type "
+                    "'undefined' is not assignable to parameter of type 'Address'.",
+                ),
             ],
         ),
         _case(
-            "auth-escalation", "auth log (syslog)", "logs/auth.log",
-            "did anybody gain administrator rights", "own", held_out=True, seed=604,
+            "auth-escalation",
+            "auth log (syslog)",
+            "logs/auth.log",
+            "did anybody gain administrator rights",
+            "own",
+            held_out=True,
+            seed=604,
             noise=_auth_log,
             answers=[
-                (0.47, "Dec  5 03:14:07 web-03 sudo:  mallory : TTY=pts/3 ; PWD=/tmp ; "
-                       "USER=root ; COMMAND=/bin/bash"),
+                (
+                    0.47,
+                    "Dec  5 03:14:07 web-03 sudo:  mallory : TTY=pts/3 ; PWD=/tmp ; "
+                    "USER=root ; COMMAND=/bin/bash",
+                ),
                 (0.48, "Dec  5 03:14:52 web-03 usermod[4121]: add 'mallory' to group 'wheel'"),
             ],
         ),
         _case(
-            "orders-returned", "CSV", "data/orders.csv",
-            "which orders were sent back", "own", held_out=True, seed=605, noise=_orders_csv,
+            "orders-returned",
+            "CSV",
+            "data/orders.csv",
+            "which orders were sent back",
+            "own",
+            held_out=True,
+            seed=605,
+            noise=_orders_csv,
             header=("order_id,date,customer,item,qty,total_eur,status,country",),
             answers=[
                 (0.33, "ORD-58211,2026-11-12,CUST-4410,desk lamp,1,49.90,returned,NL"),
@@ -282,8 +338,14 @@ def _held_out() -> list[Case]:
             ],
         ),
         Case(
-            "gateway-rate", "config (YAML)", "config/gateway.yaml",
-            "the rate limit of the search-v2 route", "shared", True, gateway, gateway_answers,
+            "gateway-rate",
+            "config (YAML)",
+            "config/gateway.yaml",
+            "the rate limit of the search-v2 route",
+            "shared",
+            True,
+            gateway,
+            gateway_answers,
         ),
     ]
 
@@ -309,7 +371,16 @@ def _java_app(rnd: random.Random, i: int) -> str:
 
 def _nginx(rnd: random.Random, i: int) -> str:
     ip = f"{rnd.choice((81, 93, 145, 178, 212))}.{rnd.randint(0, 255)}.{rnd.randint(0, 255)}.{rnd.randint(1, 254)}"
-    paths = ("/", "/products", "/products/42", "/cart", "/static/app.js", "/static/app.css", "/api/search?q=mug", "/favicon.ico")
+    paths = (
+        "/",
+        "/products",
+        "/products/42",
+        "/cart",
+        "/static/app.js",
+        "/static/app.css",
+        "/api/search?q=mug",
+        "/favicon.ico",
+    )
     status = rnd.choice((200, 200, 200, 200, 304, 301, 404))
     return (
         f'{ip} - - [05/Dec/2026:10:{i // 60 % 60:02d}:{i % 60:02d} +0100] "GET {rnd.choice(paths)} HTTP/1.1" '
@@ -358,9 +429,18 @@ def _ini_config(seed: int) -> tuple[tuple[str, ...], tuple[int, ...]]:
     while sum(len(line) + 1 for line in lines) < _TARGET_CHARS:
         section = f"{sections[n % len(sections)]}.{n // len(sections)}"
         lines.append(f"[{section}]")
-        for key in ("host", "port", "timeout_s", "max_connections", "log_level", "enabled", "region", "owner"):
+        for key in (
+            "host",
+            "port",
+            "timeout_s",
+            "max_connections",
+            "log_level",
+            "enabled",
+            "region",
+            "owner",
+        ):
             value = {
-                "host": f"{section.split('.')[0]}-{n}.internal",
+                "host": f"{section.split('.', maxsplit=1)[0]}-{n}.internal",
                 "port": str(6000 + n),
                 "timeout_s": str(rnd.randint(1, 60)),
                 "max_connections": str(rnd.randint(4, 200)),
@@ -372,7 +452,14 @@ def _ini_config(seed: int) -> tuple[tuple[str, ...], tuple[int, ...]]:
             lines.append(f"{key} = {value}")
         lines.append("")
         if n == 61:
-            lines[-5:-5] = ["[database.primary]", "host = pg-primary.internal", "port = 5432", "pool_size = 48", "pool_timeout_s = 12", ""]
+            lines[-5:-5] = [
+                "[database.primary]",
+                "host = pg-primary.internal",
+                "port = 5432",
+                "pool_size = 48",
+                "pool_timeout_s = 12",
+                "",
+            ]
             answers.append(len(lines) - 8)
         n += 1
     return tuple(lines), tuple(answers)
@@ -380,7 +467,16 @@ def _ini_config(seed: int) -> tuple[tuple[str, ...], tuple[int, ...]]:
 
 def _markdown_handbook(seed: int) -> tuple[tuple[str, ...], tuple[int, ...]]:
     rnd = random.Random(seed)
-    topics = ("Shipping", "Accounts", "Gift cards", "Newsletters", "Privacy", "Store hours", "Warranty", "Sizes")
+    topics = (
+        "Shipping",
+        "Accounts",
+        "Gift cards",
+        "Newsletters",
+        "Privacy",
+        "Store hours",
+        "Warranty",
+        "Sizes",
+    )
     filler = (
         "Our team answers every message within one working day.",
         "You can change this in the settings page of your account at any time.",
@@ -421,7 +517,15 @@ def _invoices_csv(rnd: random.Random, i: int) -> str:
 
 def _python_source(seed: int) -> tuple[tuple[str, ...], tuple[int, ...]]:
     rnd = random.Random(seed)
-    lines = ['"""Account services."""', "", "from __future__ import annotations", "", "import hashlib", "import os", ""]
+    lines = [
+        '"""Account services."""',
+        "",
+        "from __future__ import annotations",
+        "",
+        "import hashlib",
+        "import os",
+        "",
+    ]
     answers: list[int] = []
     n = 0
     verbs = ("load", "render", "update", "list", "count", "export", "merge", "archive")
@@ -432,10 +536,10 @@ def _python_source(seed: int) -> tuple[tuple[str, ...], tuple[int, ...]]:
             "",
             f"def {name}(db, account_id: int, limit: int = {rnd.randint(10, 100)}) -> list[dict]:",
             f'    """{name.replace("_", " ").capitalize()} for one account."""',
-            f"    rows = db.query(\"select * from {nouns[n % len(nouns)]}s where account_id = %s limit %s\", (account_id, limit))",
+            f'    rows = db.query("select * from {nouns[n % len(nouns)]}s where account_id = %s limit %s", (account_id, limit))',
             "    result = []",
             "    for row in rows:",
-            f"        row[\"label\"] = row.get(\"name\", \"\").strip()[:{rnd.randint(20, 80)}]",
+            f'        row["label"] = row.get("name", "").strip()[:{rnd.randint(20, 80)}]',
             "        result.append(row)",
             "    return result",
         ]
@@ -459,98 +563,211 @@ def _tuning() -> list[Case]:
     source, source_answers = _python_source(712)
     return [
         _case(
-            "java-e777", "app log (Java)", "logs/orders.log",
-            "the ERROR lines with code E777", "shared", held_out=False, seed=701,
+            "java-e777",
+            "app log (Java)",
+            "logs/orders.log",
+            "the ERROR lines with code E777",
+            "shared",
+            held_out=False,
+            seed=701,
             noise=_java_app,
             answers=[
-                (0.16, "2026-12-02 11:03:12.118 ERROR 1 --- [http-nio-8080-exec-4] c.s.o.PaymentClient : ERROR code=E777 ledger write rejected: duplicate key"),
-                (0.58, "2026-12-02 11:28:40.902 ERROR 1 --- [http-nio-8080-exec-9] c.s.o.PaymentClient : ERROR code=E777 ledger write rejected: duplicate key"),
-                (0.93, "2026-12-02 11:49:55.377 ERROR 1 --- [scheduling-2] c.s.o.LedgerSync : ERROR code=E777 reconciliation aborted"),
+                (
+                    0.16,
+                    "2026-12-02 11:03:12.118 ERROR 1 --- [http-nio-8080-exec-4] c.s.o.PaymentClient : ERROR code=E777 ledger write rejected: duplicate key",
+                ),
+                (
+                    0.58,
+                    "2026-12-02 11:28:40.902 ERROR 1 --- [http-nio-8080-exec-9] c.s.o.PaymentClient : ERROR code=E777 ledger write rejected: duplicate key",
+                ),
+                (
+                    0.93,
+                    "2026-12-02 11:49:55.377 ERROR 1 --- [scheduling-2] c.s.o.LedgerSync : ERROR code=E777 reconciliation aborted",
+                ),
             ],
         ),
         _case(
-            "java-oom", "app log (Java)", "logs/checkout.log",
-            "why the checkout service crashed", "own", held_out=False, seed=702,
+            "java-oom",
+            "app log (Java)",
+            "logs/checkout.log",
+            "why the checkout service crashed",
+            "own",
+            held_out=False,
+            seed=702,
             noise=_java_app,
             answers=[
-                (0.71, "2026-12-02 11:37:02.551 ERROR 1 --- [http-nio-8080-exec-3] o.a.c.c.C.[dispatcherServlet] : java.lang.OutOfMemoryError: Java heap space"),
-                (0.72, "2026-12-02 11:37:04.009 WARN 1 --- [main] kubelet : container killed: OOMKilled exit_code=137 restarts=4"),
+                (
+                    0.71,
+                    "2026-12-02 11:37:02.551 ERROR 1 --- [http-nio-8080-exec-3] o.a.c.c.C.[dispatcherServlet] : java.lang.OutOfMemoryError: Java heap space",
+                ),
+                (
+                    0.72,
+                    "2026-12-02 11:37:04.009 WARN 1 --- [main] kubelet : container killed: OOMKilled exit_code=137 restarts=4",
+                ),
             ],
         ),
         _case(
-            "nginx-503", "access log (nginx)", "logs/access.log",
-            "the requests that returned status 503", "shared", held_out=False, seed=703,
+            "nginx-503",
+            "access log (nginx)",
+            "logs/access.log",
+            "the requests that returned status 503",
+            "shared",
+            held_out=False,
+            seed=703,
             noise=_nginx,
             answers=[
-                (0.37, '93.184.12.7 - - [05/Dec/2026:10:21:07 +0100] "POST /checkout HTTP/1.1" 503 512 "-" "Mozilla/5.0 (X11; Linux x86_64) Firefox/133.0"'),
-                (0.81, '81.2.69.160 - - [05/Dec/2026:10:47:33 +0100] "POST /checkout HTTP/1.1" 503 512 "-" "Mozilla/5.0 (X11; Linux x86_64) Firefox/131.0"'),
+                (
+                    0.37,
+                    '93.184.12.7 - - [05/Dec/2026:10:21:07 +0100] "POST /checkout HTTP/1.1" 503 512 "-" "Mozilla/5.0 (X11; Linux x86_64) Firefox/133.0"',
+                ),
+                (
+                    0.81,
+                    '81.2.69.160 - - [05/Dec/2026:10:47:33 +0100] "POST /checkout HTTP/1.1" 503 512 "-" "Mozilla/5.0 (X11; Linux x86_64) Firefox/131.0"',
+                ),
             ],
         ),
         _case(
-            "nginx-scan", "access log (nginx)", "logs/access-2.log",
-            "which client was scanning us for vulnerabilities", "own", held_out=False, seed=704,
+            "nginx-scan",
+            "access log (nginx)",
+            "logs/access-2.log",
+            "which client was scanning us for vulnerabilities",
+            "own",
+            held_out=False,
+            seed=704,
             noise=_nginx,
             answers=[
-                (0.44, '203.0.113.66 - - [05/Dec/2026:10:26:10 +0100] "GET /.env HTTP/1.1" 404 162 "-" "zgrab/0.x"'),
-                (0.45, '203.0.113.66 - - [05/Dec/2026:10:26:11 +0100] "GET /.git/config HTTP/1.1" 404 162 "-" "zgrab/0.x"'),
-                (0.46, '203.0.113.66 - - [05/Dec/2026:10:26:12 +0100] "GET /wp-admin/setup-config.php HTTP/1.1" 404 162 "-" "zgrab/0.x"'),
+                (
+                    0.44,
+                    '203.0.113.66 - - [05/Dec/2026:10:26:10 +0100] "GET /.env HTTP/1.1" 404 162 "-" "zgrab/0.x"',
+                ),
+                (
+                    0.45,
+                    '203.0.113.66 - - [05/Dec/2026:10:26:11 +0100] "GET /.git/config HTTP/1.1" 404 162 "-" "zgrab/0.x"',
+                ),
+                (
+                    0.46,
+                    '203.0.113.66 - - [05/Dec/2026:10:26:12 +0100] "GET /wp-admin/setup-config.php HTTP/1.1" 404 162 "-" "zgrab/0.x"',
+                ),
             ],
         ),
         _case(
-            "json-declined", "JSON lines", "logs/payments.jsonl",
-            "the events where a payment was declined", "shared", held_out=False, seed=705,
+            "json-declined",
+            "JSON lines",
+            "logs/payments.jsonl",
+            "the events where a payment was declined",
+            "shared",
+            held_out=False,
+            seed=705,
             noise=_json_events,
             answers=[
-                (0.29, '{"ts": "2026-12-03T08:17:44.201Z", "level": "error", "svc": "payments", "msg": "payment declined: insufficient funds", "req": "9f2c4e1a7b00", "ms": 88}'),
-                (0.66, '{"ts": "2026-12-03T08:39:02.877Z", "level": "error", "svc": "payments", "msg": "payment declined: card expired", "req": "1d0e77b2c4f1", "ms": 61}'),
+                (
+                    0.29,
+                    '{"ts": "2026-12-03T08:17:44.201Z", "level": "error", "svc": "payments", "msg": "payment declined: insufficient funds", "req": "9f2c4e1a7b00", "ms": 88}',
+                ),
+                (
+                    0.66,
+                    '{"ts": "2026-12-03T08:39:02.877Z", "level": "error", "svc": "payments", "msg": "payment declined: card expired", "req": "1d0e77b2c4f1", "ms": 61}',
+                ),
             ],
         ),
         _case(
-            "json-ldap", "JSON lines", "logs/identity.jsonl",
-            "why people could not log on this morning", "own", held_out=False, seed=706,
+            "json-ldap",
+            "JSON lines",
+            "logs/identity.jsonl",
+            "why people could not log on this morning",
+            "own",
+            held_out=False,
+            seed=706,
             noise=_json_events,
             answers=[
-                (0.52, '{"ts": "2026-12-03T08:31:15.004Z", "level": "error", "svc": "identity", "msg": "LDAP bind failed: invalid credentials for cn=svc-identity", "req": "77ab01c3d9e2", "ms": 3004}'),
-                (0.53, '{"ts": "2026-12-03T08:31:15.120Z", "level": "error", "svc": "identity", "msg": "directory unavailable, rejecting all authentications", "req": "77ab01c3d9e3", "ms": 1}'),
+                (
+                    0.52,
+                    '{"ts": "2026-12-03T08:31:15.004Z", "level": "error", "svc": "identity", "msg": "LDAP bind failed: invalid credentials for cn=svc-identity", "req": "77ab01c3d9e2", "ms": 3004}',
+                ),
+                (
+                    0.53,
+                    '{"ts": "2026-12-03T08:31:15.120Z", "level": "error", "svc": "identity", "msg": "directory unavailable, rejecting all authentications", "req": "77ab01c3d9e3", "ms": 1}',
+                ),
             ],
         ),
         _case(
-            "k8s-failedscheduling", "Kubernetes events", "events/cluster.txt",
-            "the FailedScheduling events", "shared", held_out=False, seed=707,
+            "k8s-failedscheduling",
+            "Kubernetes events",
+            "events/cluster.txt",
+            "the FailedScheduling events",
+            "shared",
+            held_out=False,
+            seed=707,
             noise=_k8s_sched,
             answers=[
-                (0.24, "31m    Warning FailedScheduling  pod/orders-5d8f9-x2k4l  0/3 nodes are available: 3 Insufficient memory."),
-                (0.74, "8m     Warning FailedScheduling  pod/orders-5d8f9-p8z1q  0/3 nodes are available: 3 Insufficient memory."),
+                (
+                    0.24,
+                    "31m    Warning FailedScheduling  pod/orders-5d8f9-x2k4l  0/3 nodes are available: 3 Insufficient memory.",
+                ),
+                (
+                    0.74,
+                    "8m     Warning FailedScheduling  pod/orders-5d8f9-p8z1q  0/3 nodes are available: 3 Insufficient memory.",
+                ),
             ],
         ),
         _case(
-            "pytest-red", "CI output (pytest)", "ci/pytest-4471.log",
-            "why is the pipeline red", "own", held_out=False, seed=708,
+            "pytest-red",
+            "CI output (pytest)",
+            "ci/pytest-4471.log",
+            "why is the pipeline red",
+            "own",
+            held_out=False,
+            seed=708,
             noise=_pytest_ci,
             answers=[
                 (0.62, "tests/test_refunds.py::test_refund_rounding_3 FAILED [ 61%]"),
-                (0.97, "FAILED tests/test_refunds.py::test_refund_rounding_3 - AssertionError: assert Decimal('10.01') == Decimal('10.00')"),
+                (
+                    0.97,
+                    "FAILED tests/test_refunds.py::test_refund_rounding_3 - AssertionError: assert Decimal('10.01') == Decimal('10.00')",
+                ),
             ],
         ),
         Case(
-            "ini-pool", "config (INI)", "config/shop.ini",
-            "the database pool_size", "shared", False, ini, ini_answers,
+            "ini-pool",
+            "config (INI)",
+            "config/shop.ini",
+            "the database pool_size",
+            "shared",
+            False,
+            ini,
+            ini_answers,
         ),
         Case(
-            "handbook-refunds", "Markdown", "docs/handbook.md",
-            "how do I get my money back", "own", False, handbook, handbook_answers,
+            "handbook-refunds",
+            "Markdown",
+            "docs/handbook.md",
+            "how do I get my money back",
+            "own",
+            False,
+            handbook,
+            handbook_answers,
         ),
         _case(
-            "csv-invoice", "CSV", "data/invoices.csv",
-            "the row of invoice INV-20933", "shared", held_out=False, seed=711,
+            "csv-invoice",
+            "CSV",
+            "data/invoices.csv",
+            "the row of invoice INV-20933",
+            "shared",
+            held_out=False,
+            seed=711,
             noise=_invoices_csv,
             header=("invoice,date,customer,amount,currency,status",),
             answers=[],
         ),
         Case(
-            "source-seal", "source (Python)", "src/accounts.py",
-            "where secrets are made unreadable before they are stored", "own", False,
-            source, source_answers,
+            "source-seal",
+            "source (Python)",
+            "src/accounts.py",
+            "where secrets are made unreadable before they are stored",
+            "own",
+            False,
+            source,
+            source_answers,
         ),
     ]
 
@@ -559,13 +776,11 @@ def _with_invoice(cases: list[Case]) -> list[Case]:
     """The invoice case's answering line is the noise row whose id the focus names."""
     out = []
     for case in cases:
-        if case.name == "csv-invoice":
-            index = next(i for i, line in enumerate(case.lines) if line.startswith("INV-20933,"))
-            case = Case(
-                case.name, case.kind, case.path, case.focus, case.focus_kind, case.held_out,
-                case.lines, (index,),
-            )
-        out.append(case)
+        if case.name != "csv-invoice":
+            out.append(case)
+            continue
+        index = next(i for i, line in enumerate(case.lines) if line.startswith("INV-20933,"))
+        out.append(dataclasses.replace(case, answers=(index,)))
     return out
 
 
@@ -580,8 +795,6 @@ def check_case(case: Case) -> list[str]:
     focus shares a word or literal with every answering line, an ``own`` focus with none
     (judged by the pass's own matcher, :func:`leanloop.pruning.rank.focus_of`).
     """
-    from leanloop.pruning.rank import focus_of, line_scores
-
     focus = focus_of(case.focus)
     problems = []
     size = len(case.text)

@@ -209,7 +209,8 @@ def _server(model: str) -> Iterator[str]:
 
 def _table(results: Sequence[CaseResult]) -> str:
     rows = [
-        "| model | case | set | focus | kept | near | chars | requests | prompt eval / cached | s |",
+        "| model | case | set | focus | kept | near | chars | requests "
+        "| prompt eval / cached | s |",
         "|---|---|---|---|---:|---:|---:|---:|---:|---:|",
     ]
     for r in results:
@@ -230,7 +231,9 @@ def _summary(results: Sequence[CaseResult]) -> str:
     ]
     for model in dict.fromkeys(r.model for r in results):
         for label, held in (("tuning", False), ("held out", True), ("all", None)):
-            group = [r for r in results if r.model == model and (held is None or r.held_out == held)]
+            group = [
+                r for r in results if r.model == model and (held is None or r.held_out == held)
+            ]
             if not group:
                 continue
 
