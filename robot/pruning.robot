@@ -57,7 +57,7 @@ A Pruning Agent Sends Augmented Schemas, Then The Extraction Call, Then The Shor
     Pruned Block Should Be Well Formed    ${messages}[0]    ${raw_chars}
     ${length}=    Get Length    ${messages}[0]
     Should Be True    ${length} <= 300    the pruned tool message has ${length} characters
-    Should Contain    ${messages}[0]    call again with output_prune=false for the full output
+    Should Contain    ${messages}[0]    output_prune=false gives the full output
     FOR    ${k}    IN    1    2    3
         Should Contain    ${messages}[0]    ERROR deadlock #${k}
     END

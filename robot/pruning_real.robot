@@ -84,11 +84,11 @@ The Whole File Went Through The Pass And Kept
     Should Start With    ${message}    [PRUNE_INFO_START]
     Should End With    ${message}    [PRUNE_OUTPUT_END]
     # the parts not read are named, each with the call that reads it
-    ${unread}=    Evaluate    [l for l in $message.splitlines() if "were not read (" in l]
+    ${unread}=    Evaluate    [l for l in $message.splitlines() if "not read (" in l]
     Log    parts not read: ${unread}    console=True
     Should Not Be Empty    ${unread}
     FOR    ${line}    IN    @{unread}
-        Should Contain    ${line}    ask for them with read_file(offset=
+        Should Contain    ${line}    read_file(offset=
     END
     Lines Should Be Kept Verbatim    ${message}    ${errors}
     Should Be True    ${run}[seconds] < ${MAX_SECONDS}    the run took ${run}[seconds] s

@@ -4,7 +4,9 @@ Feature: Pruning chunks that fit, and a pass that finishes
   estimated from the kind of characters. A chunk refused for its size is cut in two and
   retried. A chunk that fails costs only its own lines, which the pruned message names as
   not read; only when every chunk fails is the raw output used. Unless a scenario names a
-  focus, the pass looks for words no line holds, so it reads every part in order.
+  focus, the pass looks for words no line holds, so it reads every part in order: these
+  passes have no reading allowance and send no shapes request (features/pruning/
+  pruning_shapes.feature and ADR 0006 amendment 7 are about those).
 
   Scenario: A chunk refused for its size is split and retried, and the pass is pruned
     Given a sized pruning log of 40 KB in read_file form with 3 lines mentioning "deadlock"
@@ -47,7 +49,7 @@ Feature: Pruning chunks that fit, and a pass that finishes
     And the sized pruning timeout is 0.5 seconds
     When the sized pruner prunes the "search" output
     Then the sized outcome is pruned without a fallback
-    And the sized info block says "of the output were not read (timeout); call again with output_prune=false"
+    And the sized info block says "of the output not read (timeout); output_prune=false shows them"
 
   Scenario: When every chunk fails, the pass falls back with the reason
     Given a sized pruning log of 40 KB in read_file form with 3 lines mentioning "deadlock"
@@ -77,7 +79,7 @@ Feature: Pruning chunks that fit, and a pass that finishes
     When the sized pruner built by make_pruner prunes the output
     Then the sized pruning model got 1 request, showing the 3 lines mentioning "deadlock"
     And the sized pruned message keeps the 3 lines mentioning "deadlock"
-    And every line the sized pass did not read is named with the read_file call that reads it, because "no word looked for is in them"
+    And every line the sized pass did not read is named with the read_file call that reads it, because "no focus word in them"
     And no sized pruning warning was logged
 
   Scenario: A focus found all over the output is read whole, in chunks in order

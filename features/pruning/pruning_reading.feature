@@ -35,7 +35,7 @@ Feature: Reading best first, stopping early and reading on, crossed with the old
     And the pass before request 2 read 3 request(s), one window each around a line holding "deadlock"
     And tool message 1 in request 2 shows the log's lines 130, 350 and 590
     And tool message 1 in request 2 shows no filler line
-    And every line of the log the pass before request 2 did not read is named in tool message 1 with the read_file call that reads it, because "no word looked for is in them"
+    And every line of the log the pass before request 2 did not read is named in tool message 1 with the read_file call that reads it, because "no focus word in them"
 
   Scenario: output_prune false on a read_file without a limit gets exactly the 200-line page it asked for (reading on x opt-out)
     Given an agent with the script:
@@ -146,7 +146,7 @@ Feature: Reading best first, stopping early and reading on, crossed with the old
     And the "leanloop.pruned" events say reused false, false
     And the pass before request 3 read 1 request(s), one window each around a line holding "lock wait"
     And tool message 2 in request 3 shows the log's line 470
-    And tool message 2 in request 3 names the log's lines 130, 350 and 590 as not read because "they match the words looked for much less than the lines found"
+    And tool message 2 in request 3 names the log's lines 130, 350 and 590 as not read because "weaker matches than the lines kept"
 
   Scenario: Lines that match the focus much less than the line found are named, and reading them later works (weaker match x unread ranges x the guard)
     Given a reading agent with the script:
@@ -155,7 +155,7 @@ Feature: Reading best first, stopping early and reading on, crossed with the old
       | call the read_file a pruned result named for line 130 of "app.log"                      |
       | The job stopped on a lock wait timeout after a deadlock.                                |
     When the agent is asked "Why did the nightly job stop?"
-    Then tool message 1 in request 2 names the log's line 130 as not read because "they match the words looked for much less than the lines found"
+    Then tool message 1 in request 2 names the log's line 130 as not read because "weaker matches than the lines kept"
     And the report counts 0 repeated calls
     And tool message 2 in request 3 shows the log's line 130
 
@@ -180,23 +180,6 @@ Feature: Reading best first, stopping early and reading on, crossed with the old
     And report call 2 did not read on
     And the pass before request 3 made no extraction request
     And tool message 2 in request 3 is exactly what read_file gives for {"path": "app.log"}
-
-  Scenario Outline: A focus no line holds is read in order, every line once, and the model is told so (<how>)
-    Given an agent with the script:
-      | reply          |
-      | call <call>    |
-      | Nothing found. |
-    When the agent is asked "Where is the segfault?"
-    Then report call 1 was pruned and notes that it read on to line 640
-    And the pass before request 2 showed the pruning model every line of the log once, in order
-    And tool message 1 in request 2 says "no line holds the words looked for (<words>); the lines were read in order from the start"
-    And tool message 1 in request 2 does not contain "were not read"
-    And tool message 1 in request 2 shows the log's lines 130, 350, 470 and 590
-
-    Examples:
-      | how                    | call                                                               | words     |
-      | output_prune_context   | read_file {"path": "app.log", "output_prune_context": "segfaults"} | segfaults |
-      | the question, no focus | read_file {"path": "app.log"}                                      | segfault  |
 
   Scenario: A session's next turn is sent the stored extract of an early-stopped read, and reads a range it named (early stop x sessions x unread ranges)
     Given the agents keep their sessions in the scenario's store
@@ -285,7 +268,7 @@ Feature: Reading best first, stopping early and reading on, crossed with the old
       | Three deadlocks, and a lock wait timeout on table invoices.                                |
     When the agent is asked "Which deadlocks were there?"
     Then report call 1 has fate "trimmed"
-    And request 3 has no tool result containing "ask for them with read_file"
+    And request 3 has no tool result containing "not read ("
     And the read_file call a pruned result named for line 470 ran as named, and was no repeat
     And the report counts 0 repeated calls
     And tool message 5 in request 4 shows the log's line 470

@@ -62,4 +62,4 @@ Feature: Pruning that a small model can do, and that never changes what a line s
       |    41\| second line                         |
       |    42\| third line                          |
       | [lines 40-42 of 90; next: read_file(offset=43)] |
-    Then the description is "lines 41-42 were not read (timeout); ask for them with read_file(offset=41, limit=2)"
+    Then the description is "lines 41-42 not read (timeout); read_file(offset=41, limit=2) reads them"

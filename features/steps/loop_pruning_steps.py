@@ -498,8 +498,10 @@ def step_no_budget_warning(context: Context) -> None:
     records = context.scenario_logs.records
     logged = [r.getMessage() for r in records if r.levelname in ("WARNING", "ERROR")]
     assert not [w for w in logged if "budget" in w], logged
+    # A pass that leaves lines unread names them to the model and in the report: that is
+    # no budget event (ADR 0006 amendment 7 gives every pass a reading allowance).
     events = runs.current(context).report["events"]
-    assert not events, events
+    assert not [e for e in events if "unread; the model was told" not in e], events
 
 
 @then(

@@ -285,6 +285,9 @@ def _prune(context: Context, pruner: Pruner, tool: str | None = None) -> PruneOu
     # with a real tokenize server: virtual time skips ahead while a socket is awaited, so
     # the request's timeout would fire before the server's answer (ADR 0027).
     runner = run if getattr(context, "sized_server", None) is not None else run_virtual
+    # These scenarios size chunks: their passes read every part, in order (no reading
+    # allowance, no shapes request; both are pruning_shapes.feature's, ADR 0006 am. 7).
+    pruner = pruner.with_settings(read_tokens=10**9, shapes=0)
     outcome = runner(
         pruner.prune(
             tool_name=tool or context.sized_tool,
@@ -420,7 +423,7 @@ def step_keeps_some(context: Context, word: str) -> None:
 @then("the sized outcome has no unread lines")
 def step_no_unread(context: Context) -> None:
     assert context.sized_outcome.unread == (), context.sized_outcome.unread
-    assert "were not read" not in context.sized_outcome.text
+    assert "not read (" not in context.sized_outcome.text
 
 
 @then('the first {count:d} sized requests showed the lines mentioning "{word}"')
@@ -436,10 +439,8 @@ def step_unread_time(context: Context) -> None:
     outcome = context.sized_outcome
     assert outcome.unread, "every part was read"
     assert all("time limit" in r.reason for r in outcome.unread), outcome.unread
-    assert "were not read (not reached within the pass's time limit, which" in outcome.text, (
-        outcome.text
-    )
-    assert "ask for them with read_file(offset=" in outcome.text, outcome.text
+    assert "not read (past the pass's time limit" in outcome.text, outcome.text
+    assert "read_file(offset=" in outcome.text, outcome.text
 
 
 @then("the sized pass took less than {seconds:g} seconds")
@@ -480,8 +481,8 @@ def step_unread_hint(context: Context) -> None:
     first, last = gap.first_line + 200, gap.last_line + 200
     assert raw_lines[gap.first_line - 1].lstrip().startswith(f"{first}|")
     expected = (
-        f"lines {first}-{last} were not read ({gap.reason}); ask for them with "
-        f"read_file(offset={first}, limit={last - first + 1})"
+        f"lines {first}-{last} not read ({gap.reason}); "
+        f"read_file(offset={first}, limit={last - first + 1}) reads them"
     )
     assert expected in _info(context).split("\n"), _info(context)
 
@@ -663,7 +664,7 @@ def step_named_unread(context: Context, reason: str) -> None:
             if (m := _SHOWN.match(line))
         ]
         span = f"{numbers[0]}-{numbers[-1]}"
-        named = [ln for ln in outcome.text.split("\n") if "were not read" in ln]
+        named = [ln for ln in outcome.text.split("\n") if "not read (" in ln]
         assert any(span in ln and "read_file(offset=" in ln for ln in named), (span, named)
 
 

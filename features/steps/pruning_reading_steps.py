@@ -42,10 +42,10 @@ _OUTPUT_START, _OUTPUT_END = "[PRUNE_OUTPUT_START]", "[PRUNE_OUTPUT_END]"
 _SHOWN = re.compile(r"^\s*\d+\| (.*)$")
 _NUMBERED_SHOWN = re.compile(r"^\s*(\d+)\| (.*)$")
 _FILE_NUMBER = re.compile(r"^\s*(\d+)\| ")
-# "lines 1-14 were not read (why); ask for them with read_file(offset=1, limit=14)", or
-# for several ranges of one reason "lines 1-14, 20-44 were not read (why); ask for them
-# with read_file(offset=…, limit=…) each, e.g. read_file(offset=1, limit=14)".
-_NAMED = re.compile(r"lines ((?:\d+-\d+)(?:, \d+-\d+)*) were not read \((.*?)\); ask for them")
+# "lines 1-14 not read (why); read_file(offset=1, limit=14) reads them", or
+# for several ranges of one reason "lines 1-14, 20-44 not read (why);
+# read_file(offset=1, limit=14) reads the first".
+_NAMED = re.compile(r"lines ((?:\d+-\d+)(?:, \d+-\d+)*) not read \((.*?)\); read_file")
 _SPAN = re.compile(r"(\d+)-(\d+)")
 
 
@@ -400,7 +400,7 @@ def step_sub_pruned(context: Context, n: int, path: str, last: int) -> None:
     note = f"read on to line {last} of {total}{_READ_ON_NOTE}"
     assert note in call["notes"], call["notes"]
     unread = [e for e in sub["events"] if "unread; the model was told" in e]
-    assert unread and "no word looked for is in them" in unread[0], sub["events"]
+    assert unread and "no focus word in them" in unread[0], sub["events"]
     assert sub["stop_reason"] == "answer", sub
 
 
@@ -485,15 +485,26 @@ def step_no_pass(context: Context, n: int) -> None:
     'message {i:d} with the read_file call that reads it, because "{reason}"'
 )
 def step_named_unread(context: Context, n: int, i: int, reason: str) -> None:
-    read = {ln for messages in _pass_requests(context, n) for ln in _file_lines(messages)}
+    read = {
+        ln
+        for messages in _pass_requests(context, n)
+        if not _is_shapes(messages)  # its example lines are numbered by place
+        for ln in _file_lines(messages)
+    }
     text = _tool_message(context, i, n)
     named: set[int] = set()
     for first, last, why in _named_spans(text):
         assert why == reason, (first, last, why)
         named |= set(range(first, last + 1))
+    # A line kept for the kind of line a shapes answer named was chosen, not read in a
+    # window: it is neither read nor unread.
+    output = text.split(_OUTPUT_START, 1)[-1]
+    kept = {int(found[1]) for ln in output.split("\n") if (found := _FILE_NUMBER.match(ln))}
     total = len(_log(context).lines)
-    assert read | named == set(range(1, total + 1)), sorted(set(range(1, total + 1)) - read - named)
+    seen = read | named | kept
+    assert seen == set(range(1, total + 1)), sorted(set(range(1, total + 1)) - seen)
     assert not read & named, sorted(read & named)[:5]
+    assert not kept & named, sorted(kept & named)[:5]
 
 
 @then("the pass before request {n:d} showed the pruning model every line of the log once, in order")
@@ -612,3 +623,87 @@ def step_reused_flags(context: Context, flags: str) -> None:
     wanted = [flag.strip() == "true" for flag in flags.split(",")]
     got = [event["reused"] for event in runs.current(context).events("leanloop.pruned")]
     assert got == wanted, got
+
+
+# --- line shapes and named lines (ADR 0006 amendment 7) -----------------------------------
+
+
+def _is_shapes(messages: Sequence[BaseMessage]) -> bool:
+    """Whether an extraction request is a shapes request (one example line of each kind)."""
+    return "one of each kind" in str(messages[-1].content)
+
+
+def _examples(messages: Sequence[BaseMessage]) -> list[str]:
+    return [
+        found[2]
+        for line in str(messages[-1].content).split("\n")
+        if (found := _NUMBERED_SHOWN.match(line)) is not None
+    ]
+
+
+@given('the pruning model names every kind of line and keeps the lines holding "{word}"')
+def step_names_every_kind(context: Context, word: str) -> None:
+    keep = _keeper(word)
+
+    def answer(messages: list[BaseMessage]) -> str:
+        if _is_shapes(messages):
+            count = len(_examples(messages))
+            return f"{_OUTPUT_START}\n1-{count}\n{_OUTPUT_END}"
+        return keep(messages)
+
+    context.reading_word = word
+    runs.setup(context).extractor = ScriptedChatModel(replies=[answer], repeat_last=True)
+
+
+@given('the pruning model names the line after each line holding "{word}" by its number')
+def step_names_the_neighbour(context: Context, word: str) -> None:
+    def answer(messages: list[BaseMessage]) -> str:
+        numbers = [
+            str(int(found[1]) + 1)
+            for line in str(messages[-1].content).split("\n")
+            if (found := _NUMBERED_SHOWN.match(line)) is not None and word in found[2]
+        ]
+        return f"{_OUTPUT_START}\n{', '.join(numbers)}\n{_OUTPUT_END}"
+
+    context.reading_word = word
+    runs.setup(context).extractor = ScriptedChatModel(replies=[answer], repeat_last=True)
+
+
+@then(
+    "the pass before request {n:d} first showed the pruning model {count:d} kinds of line, "
+    "none of them filler"
+)
+def step_shapes_first(context: Context, n: int, count: int) -> None:
+    requests = _pass_requests(context, n)
+    assert requests and _is_shapes(requests[0]), "the first extraction request shows lines"
+    assert sum(1 for r in requests if _is_shapes(r)) == 1, "more than one shapes request"
+    examples = _examples(requests[0])
+    assert len(examples) == count, examples
+    assert not [e for e in examples if "processed batch" in e], examples
+
+
+@then("the pass before request {n:d} asked for no kinds of line")
+def step_no_shapes(context: Context, n: int) -> None:
+    requests = _pass_requests(context, n)
+    assert not [r for r in requests if _is_shapes(r)], "a shapes request was sent"
+
+
+@then(
+    "after the kinds of line the pass before request {n:d} read {count:d} window(s), each "
+    'around a line holding "{word}"'
+)
+def step_windows_after_shapes(context: Context, n: int, count: int, word: str) -> None:
+    requests = [r for r in _pass_requests(context, n) if not _is_shapes(r)]
+    assert len(requests) == count, f"{len(requests)} window requests"
+    for messages in requests:
+        lines = _file_lines(messages)
+        assert lines == list(range(lines[0], lines[-1] + 1)), lines  # one window
+        assert [ln for ln in _shown(messages) if word in ln], _shown(messages)
+
+
+@then("tool message {i:d} in request {n:d} shows {count:d} of the log's lines {numbers}")
+def step_shows_some(context: Context, i: int, n: int, count: int, numbers: str) -> None:
+    text = _tool_message(context, i, n)
+    wanted = [int(x) for x in re.findall(r"\d+", numbers)]
+    shown = [k for k in wanted if _log(context).line(k) in text]
+    assert len(shown) == count, shown

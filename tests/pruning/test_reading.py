@@ -5,6 +5,7 @@ from __future__ import annotations
 from leanloop.pruning.reading import (
     FINAL_REASONS,
     NO_FOCUS_WORD,
+    NOT_NAMED,
     NOTHING_MORE,
     OVER_ALLOWANCE,
     PATIENCE,
@@ -47,7 +48,7 @@ def test_the_first_request_is_read_whatever_the_allowance() -> None:
 
 
 def test_final_reasons_are_the_rules_own() -> None:
-    assert {NO_FOCUS_WORD, NOTHING_MORE, OVER_ALLOWANCE, WEAKER} == FINAL_REASONS
+    assert {NO_FOCUS_WORD, NOT_NAMED, NOTHING_MORE, OVER_ALLOWANCE, WEAKER} == FINAL_REASONS
 
 
 def test_a_request_matching_much_less_than_the_lines_found_is_not_read() -> None:

@@ -34,6 +34,7 @@ import re
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
@@ -73,9 +74,17 @@ from leanloop.pruning.rank import (
     line_scores,
     pack_windows,
     plan_windows,
+    whole_word_scores,
 )
-from leanloop.pruning.reading import FINAL_REASONS, WEAKER_SHARE, ReadingRules
+from leanloop.pruning.reading import (
+    FINAL_REASONS,
+    NO_FOCUS_WORD,
+    NOT_NAMED,
+    WEAKER_SHARE,
+    ReadingRules,
+)
 from leanloop.pruning.schema import PRUNE_ARG, PruneRequest
+from leanloop.pruning.shapes import Shape, candidates, chosen_lines, shapes_messages
 from leanloop.pruning.speed import ServerSpeed, Waiting, processed_tokens
 from leanloop.pruning.verify import RawIndex, Verified, strip_line_numbers, verify_lines
 
@@ -119,9 +128,21 @@ _UNREAD_LISTED = 12
 # Whole extracts a pruner keeps for reuse (one run reads a few dozen files at most).
 _REUSED_EXTRACTS = 64
 _READ_FILE = "read_file"
-TIME_LIMIT = (
-    "not reached within the pass's time limit, which reads the parts with fewer focus words last"
-)
+MIN_ALLOWANCE_TOKENS = 2_000
+"""The least default reading allowance of a pass, in prompt tokens of output (measured on
+the embedded 0.5B on two cores: 60-300 prompt tokens a second, so 10-35 s)."""
+# Requests' worth of output a pass reads by default (see PruneSettings.read_tokens).
+_ALLOWANCE_REQUESTS = 2
+# Lines of one shape the model picked that are kept (the best by the word match, then
+# the first): a shape of hundreds of lines is a kind, not an answer.
+_PICKED_LINES = 4
+# How far a rare line may stand from a picked one to be kept with it (shapes.chosen_lines).
+_BURST_LINES = 8
+# A shapes answer naming more than this share of the list, and more than _MAX_PICKS, is
+# read as its first _MAX_PICKS names: the 0.5B answered 1, 3, 5, … 21 of 22.
+_PICKED_SHARE = 1 / 3
+_MAX_PICKS = 3
+TIME_LIMIT = "past the pass's time limit"
 _READ_FILE_NUMBER = re.compile(r"^\s*(\d+)\|")
 _FOOTER = re.compile(r"\[lines [\d,]+-[\d,]+ of [\d,]+.*\]\Z")
 
@@ -167,11 +188,17 @@ class PruneSettings:
     the best windows first and stops when the evidence stops
     (:mod:`leanloop.pruning.reading`)."""
     read_tokens: int | None = None
-    """The most prompt tokens of output one pass reads (``None``: no limit); the first
-    request is always read."""
+    """The most prompt tokens of output one pass reads (``None``: twice a request's size,
+    and at least :data:`MIN_ALLOWANCE_TOKENS`); the first request is always read.
+    What is not read is named in the result with the call that reads it."""
     pack_windows: bool = True
     """Whether one request shows several windows (as many as its chunk size holds), or
     one each: a 0.5B model copies the first relevant line of a request and stops."""
+    shapes: int = 12
+    """The most line shapes one shapes request shows (0: no shapes request). When an
+    output needs more than one request and no literal of the focus is in it, the pruning
+    model first sees one example line of each kind the output has and names those that
+    answer the focus (:mod:`leanloop.pruning.shapes`); their lines are read first."""
 
     def __post_init__(self) -> None:
         """Reject settings the pass cannot work with."""
@@ -181,6 +208,7 @@ class PruneSettings:
                 ("min_chars", self.min_chars, self.min_chars >= 0, ">= 0"),
                 ("timeout", self.timeout, self.timeout > 0, "> 0"),
                 ("concurrency", self.concurrency, self.concurrency >= 1, ">= 1"),
+                ("shapes", self.shapes, self.shapes >= 0, ">= 0"),
                 ("window_tokens", self.window_tokens, self.window_tokens >= 1, ">= 1"),
                 ("chars_per_token", self.chars_per_token, self.chars_per_token > 0, "> 0"),
                 ("deadline", self.deadline, self.deadline is None or self.deadline > 0, "> 0"),
@@ -265,12 +293,12 @@ class UnreadRange:
             last = numbers[-1] if numbers else None
             if first is not None and last is not None and last >= first:
                 return (
-                    f"lines {first}-{last} were not read ({self.reason}); ask for them with "
-                    f"read_file(offset={first}, limit={last - first + 1})"
+                    f"lines {first}-{last} not read ({self.reason}); "
+                    f"read_file(offset={first}, limit={last - first + 1}) reads them"
                 )
         return (
-            f"lines {self.first_line}-{self.last_line} of the output were not read "
-            f"({self.reason}); call again with {PRUNE_ARG}=false to see them"
+            f"lines {self.first_line}-{self.last_line} of the output not read "
+            f"({self.reason}); {PRUNE_ARG}=false shows them"
         )
 
 
@@ -287,7 +315,8 @@ class PruneOutcome:
     chars_out: int
     """Characters of ``text``, markers included."""
     chunks: int
-    """Extraction requests the output was split into (0 when skipped)."""
+    """Extraction requests that read the output's lines (0 when skipped); a shapes request
+    (:mod:`leanloop.pruning.shapes`) is not one of them, while the report's tally counts it."""
     seconds: float
     """Time the pass took."""
     dropped_lines: int
@@ -340,6 +369,36 @@ class _Plan:
     """The best line score of each request (``()``: not read by windows)."""
     footer: str | None = None
     """read_file's closing line, when the windows leave it out: added to what is kept."""
+    evidence: tuple[float, ...] = ()
+    """Each raw line's whole-word score (0-based): a named line is resolved with them
+    (``()``: taken as named). The shapes the model picked are not evidence: the model may
+    name a line beside the one it picked, and it knows better than its own first guess."""
+    allowance: float | None = None
+    """The most prompt tokens of output the pass reads (see ``PruneSettings.read_tokens``)."""
+    picked: int | None = None
+    """Shapes the model named in the shapes request (``None``: none was sent)."""
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """An output as the pass's requests show it, before it is planned."""
+
+    entries: list[tuple[int, str]]
+    """The shown lines: ``(raw number, "  12| text")``, a long line in several pieces."""
+    whole: list[Chunk]
+    """The output cut in order into requests as large as fit."""
+    ratio: float
+    source: str
+    budget: int
+    """Characters of output one request may show."""
+    look_for: Focus
+    scores: list[float]
+    """Each entry's score from the word match."""
+    evidence: tuple[float, ...]
+    """Each raw line's score with whole words only (0-based): what resolves a named
+    line to its neighbour (:func:`~leanloop.pruning.numbers.resolve_named`)."""
+    footer: str | None
+    """read_file's closing line, when it is the last entry (never shown to the model)."""
 
 
 def _now() -> float:
@@ -410,6 +469,16 @@ class Pruner:
     def settings(self) -> PruneSettings:
         """The settings this pruner runs with."""
         return self._settings
+
+    def with_settings(self, **changes: Any) -> Pruner:
+        """A new pruner with this one's model, counting and refusal test, and ``changes``
+        to its settings (``PruneSettings`` fields); its passes and speeds are its own."""
+        return Pruner(
+            self._model,
+            dataclasses.replace(self._settings, **changes),
+            count_ratio=self._count_ratio,
+            too_large=self._too_large,
+        )
 
     def observe_request(self, tokens: float, seconds: float) -> None:
         """Learn the server's speed from a request it answered outside the pass.
@@ -515,8 +584,16 @@ class Pruner:
         focus = request.focus[:_FOCUS_CHARS] if request.focus is not None else None
         task_context = task_context[:_TASK_CONTEXT_CHARS]
         lines = split_raw_lines(raw)
-        plan = await self._plan(tool_name, lines, focus, task_context, subject)
+        layout = await self._layout(tool_name, lines, focus, task_context, subject)
         deadline = self._settings.deadline
+        deadline_at = None if deadline is None else started + deadline
+        scores, picked, chosen = layout.scores, None, list[int]()
+        if self._wants_shapes(layout):
+            asked = focus if focus is not None else task_context
+            scores, picked, chosen = await self._pick_shapes(
+                tool_name, layout, asked, config, deadline_at
+            )
+        plan = dataclasses.replace(self._plan_from(tool_name, layout, scores), picked=picked)
         index = RawIndex(lines) if self._settings.verify else None
         pieces = await self._extract_all(
             plan,
@@ -531,7 +608,7 @@ class Pruner:
             ),
             config,
             on_chunk,
-            deadline_at=None if deadline is None else started + deadline,
+            deadline_at=deadline_at,
             index=index,
         )
         read = [piece for piece in pieces if piece.answer is not None]
@@ -544,17 +621,22 @@ class Pruner:
         ]
         failed = [piece for piece in pieces if piece.failure is not None]
         broken = [piece for piece in failed if piece.failure not in FINAL_REASONS]
+        if chosen:
+            # The lines the shapes answer chose, as raw lines: verified like any other.
+            kept_lines = dict.fromkeys(lines[layout.entries[i][0] - 1] for i in chosen)
+            answers.append(PruneParse(info=None, output="\n".join(kept_lines)))
         if not answers:
             reason = broken[0].failure if broken else "no chunks"
             return self._fall_back(tool_name, raw, reason or "failed", chunks, started, plan=plan)
         merged = self._merge(answers, lines, index, ordered=bool(plan.scoring))
         if merged.claimed and not merged.kept:
             return self._fall_back(tool_name, raw, "nothing verifiable", chunks, started, plan=plan)
-        unread = _unread(failed)
+        # Lines kept for the kind the shapes answer named were chosen, not left unread.
+        unread = _without(_unread(failed), {layout.entries[i][0] for i in chosen})
         notes = _unread_notes(unread, tool_name, lines)
         looked = _looked_for(plan)
         output = _with_footer(merged.output, plan.footer)
-        text = format_pruned(_info(merged, len(raw), chunks, [*looked, *notes]), output)
+        text = format_pruned(_info(merged, len(raw), [*looked, *notes]), output)
         seconds = _now() - started
         if len(text) >= len(raw):
             logger.info("pruning the %s output saved nothing; keeping it whole", tool_name)
@@ -614,22 +696,15 @@ class Pruner:
             return "below min_chars"
         return None
 
-    async def _plan(
+    async def _layout(
         self,
         tool_name: str,
         lines: list[str],
         focus: str | None,
         task_context: str,
         subject: str | None = None,
-    ) -> _Plan:
-        """The requests of the pass, in the order to read them.
-
-        An output that fits one request is read whole (for a small model, one window a
-        request, only when nothing scores or the hits are dense). A larger one is cut into
-        small windows around the lines that hold what the pass looks for, packed best
-        first into requests (:mod:`leanloop.pruning.rank`); the pass may stop before the
-        last.
-        """
+    ) -> _Layout:
+        """The output numbered as requests show it, its chunk size and its word scores."""
         settings = self._settings
         sample = sample_text(lines, SAMPLE_CHARS)
         measured = await self._measure(sample)
@@ -654,20 +729,81 @@ class Pruner:
         if settings.max_chunk_tokens is not None:
             budget = max(min(budget, int(settings.max_chunk_tokens * ratio)), 1)
         entries = numbered_entries(lines, budget, one_number=settings.prompt_style == "small")
-        whole = pack_entries(entries, budget)
+        texts = [text.split("| ", 1)[-1] for _, text in entries]
+        look_for = focus_of(focus if focus is not None else task_context).without(subject)
+        # read_file's closing line (which lines of how many, what comes next) is not shown
+        # to the pruning model: asked for line numbers, the 0.5B and the 1.5B both named
+        # it. The pass adds it to what is kept (_with_footer), never left unread.
+        footer = tool_name == _READ_FILE and bool(_FOOTER.match(lines[-1])) and len(entries) > 1
+        return _Layout(
+            entries=entries,
+            whole=pack_entries(entries, budget),
+            ratio=ratio,
+            source=source,
+            budget=budget,
+            look_for=look_for,
+            scores=line_scores(texts, look_for),
+            evidence=_line_scores(entries, whole_word_scores(texts, look_for)),
+            footer=lines[-1] if footer else None,
+        )
+
+    def _allowance(self, layout: _Layout) -> float:
+        """The most prompt tokens of output the pass reads (PruneSettings.read_tokens)."""
+        if self._settings.read_tokens is not None:
+            return float(self._settings.read_tokens)
+        request = layout.budget / layout.ratio
+        return max(float(MIN_ALLOWANCE_TOKENS), _ALLOWANCE_REQUESTS * request)
+
+    def _wants_shapes(self, layout: _Layout) -> bool:
+        """Whether the pass asks the model which kinds of line answer the focus.
+
+        Only for an output that needs more than one request, and only when no line holds
+        a literal of the focus or one of its words as a whole word: a focus in a user's
+        own words ("why the checkout service crashed") names nothing in a log that says
+        OutOfMemoryError, and a word inside another ("log" in ``catalog``) is no evidence
+        of where to look. A focus whose words are there is read by them, as before.
+        """
+        if self._settings.shapes <= 0 or len(layout.whole) <= 1:
+            return False
+        return not any(layout.evidence)
+
+    async def _plan(
+        self,
+        tool_name: str,
+        lines: list[str],
+        focus: str | None,
+        task_context: str,
+        subject: str | None = None,
+    ) -> _Plan:
+        """The requests of a pass that reads by the word match alone (no shapes request)."""
+        layout = await self._layout(tool_name, lines, focus, task_context, subject)
+        return self._plan_from(tool_name, layout, layout.scores)
+
+    def _plan_from(self, tool_name: str, layout: _Layout, scores: list[float]) -> _Plan:
+        """The requests of the pass, in the order to read them.
+
+        An output that fits one request is read whole (for a small model, one window a
+        request, only when nothing scores or the hits are dense). A larger one is cut into
+        small windows around the lines that hold what the pass looks for, packed best
+        first into requests (:mod:`leanloop.pruning.rank`); the pass may stop before the
+        last.
+        """
+        settings = self._settings
+        entries, whole, ratio, source = layout.entries, layout.whole, layout.ratio, layout.source
+        look_for = layout.look_for
+        by_line = layout.evidence
+        allowance = self._allowance(layout)
         # A small model reads one window a request (pack_windows off) even when the
         # whole output would fit one: shown the 41 lines of a file at once, the 0.5B named
         # a wrong line; shown the best window, the right one (amendment 6).
         if len(whole) == 1 and settings.pack_windows:
             logger.debug("pruning %s: %.2f characters a token (%s)", tool_name, ratio, source)
-            return _Plan(whole, ratio, source)
-        texts = [text.split("| ", 1)[-1] for _, text in entries]
-        look_for = focus_of(focus if focus is not None else task_context).without(subject)
-        scores = line_scores(texts, look_for)
+            return _Plan(whole, ratio, source, evidence=by_line, allowance=allowance)
         sizes = [len(text) + 1 for _, text in entries]
-        window = max(min(int(settings.window_tokens_read * ratio), budget), 1)
+        window = max(min(int(settings.window_tokens_read * ratio), layout.budget), 1)
         if not any(scores):
-            # Nothing to rank by: the output is read in order, in chunks as large as fit.
+            # Nothing to rank by: the output is read in order, in chunks as large as fit,
+            # until the allowance is spent; the rest is named with the call that reads it.
             logger.debug(
                 "pruning %s: %.2f characters a token (%s), no line holds what is looked for "
                 "(%s): %d request(s) in order",
@@ -677,12 +813,11 @@ class Pruner:
                 look_for.describe() or "nothing",
                 len(whole),
             )
-            return _Plan(whole, ratio, source, scoring=0, focus=look_for)
-        # read_file's closing line (which lines of how many, what comes next) is not shown
-        # to the pruning model: asked for line numbers, the 0.5B and the 1.5B both named
-        # it. The pass adds it to what is kept (_with_footer), never left unread.
-        footer = tool_name == _READ_FILE and bool(_FOOTER.match(lines[-1])) and len(entries) > 1
-        planned = len(entries) - 1 if footer else len(entries)
+            return _Plan(
+                whole, ratio, source, scoring=0, focus=look_for, evidence=by_line,
+                allowance=allowance,
+            )  # fmt: skip
+        planned = len(entries) - 1 if layout.footer is not None else len(entries)
         windows = plan_windows(sizes[:planned], scores[:planned], window)
         # Only the windows the weaker-match rule would let the pass read count: a literal
         # on every line of a kind (rollback_id on each deploy line) makes windows around
@@ -695,7 +830,7 @@ class Pruner:
         )
         if hit > _DENSE_SHARE * sum(sizes):
             # Windows around the hits would cover most of the output: they would save
-            # little reading and cost a request (and an answer) each. Read it whole.
+            # little reading and cost a request (and an answer) each. Read it in order.
             logger.debug(
                 "pruning %s: %.2f characters a token (%s), what is looked for (%s) is on "
                 "most lines: %d request(s) in order",
@@ -705,8 +840,8 @@ class Pruner:
                 look_for.describe(),
                 len(whole),
             )
-            return _Plan(whole, ratio, source)
-        packed = budget if settings.pack_windows else window
+            return _Plan(whole, ratio, source, evidence=by_line, allowance=allowance)
+        packed = layout.budget if settings.pack_windows else window
         batches = pack_windows(windows, sizes, packed)
         chunks = [window_chunk(entries, [(w.first, w.last) for w in batch]) for batch in batches]
         scoring = sum(1 for batch in batches if batch[0].score > 0)
@@ -720,7 +855,7 @@ class Pruner:
             ratio,
             source,
             window,
-            budget,
+            layout.budget,
             len(chunks),
             scoring,
             look_for.describe() or "nothing",
@@ -732,8 +867,68 @@ class Pruner:
             scoring=scoring,
             focus=look_for,
             peaks=peaks,
-            footer=lines[-1] if footer else None,
+            footer=layout.footer,
+            evidence=by_line,
+            allowance=allowance,
         )
+
+    async def _pick_shapes(
+        self,
+        tool_name: str,
+        layout: _Layout,
+        focus: str,
+        config: RunnableConfig | None,
+        deadline_at: float | None,
+    ) -> tuple[list[float], int | None, list[int]]:
+        """Ask the model which kinds of line answer ``focus``.
+
+        Returns:
+            The entries' scores with one line of each kind named raised above every word
+            match (their windows are read first); how many kinds the model named (``None``: the
+            request failed, and the word scores stand); the chosen entries
+            (:func:`~leanloop.pruning.shapes.chosen_lines`), kept whatever their windows'
+            answers say: the model chose them from the output's kinds of line.
+        """
+        texts = [text.split("| ", 1)[-1] for _, text in layout.entries]
+        skip = [len(texts) - 1] if layout.footer is not None else []
+        # A shapes request is sent only when no line holds a focus word as a whole word
+        # (_wants_shapes): a word inside others ("log" in catalog) then leads nowhere, and
+        # the list is the rarest kinds of line alone.
+        evidence = [layout.evidence[number - 1] for number, _ in layout.entries]
+        shown = candidates(texts, evidence, max_shapes=self._settings.shapes, skip=skip)
+        if not shown:
+            return layout.scores, None, []
+        messages = shapes_messages(tool_name=tool_name, focus=focus, lines=texts, shown=shown)
+        limits = _Limits(asyncio.Semaphore(1), deadline_at, layout.ratio)
+        try:
+            answer = await self._extract_one(messages, limits, _call_config(config))
+        except _ExtractionFailed as failed:
+            logger.info("the shapes request failed (%s); reading by the words", failed.reason)
+            return layout.scores, None, []
+        picked = _places_named(answer.output, texts, shown)
+        logger.debug(
+            "pruning %s: shown %d line shapes, the model named %s",
+            tool_name,
+            len(shown),
+            [place + 1 for place in picked] or "none",
+        )
+        if len(picked) > max(_MAX_PICKS, _PICKED_SHARE * len(shown)):
+            # Most of the list named (the 0.5B answered 1, 3, 5, 7, 9 of 12): the model
+            # cannot tell, and the list is rarest first, so its first few named stand.
+            picked = picked[:_MAX_PICKS]
+        if not picked:
+            return layout.scores, 0, []
+        chosen = chosen_lines(
+            shown, picked, per_shape=_PICKED_LINES, scores=layout.scores, reach=_BURST_LINES
+        )
+        # The chosen lines are kept; a window is read around one line of each kind named
+        # (its example), so the model can add the lines that go with it. Windows around
+        # every chosen line cost a request each and, on the 0.5B, a named line of noise each.
+        scores = list(layout.scores)
+        lift = max(scores, default=0.0) + 1.0
+        for place in picked:
+            scores[shown[place].example] += lift
+        return scores, len(picked), chosen
 
     async def _measure(self, sample: str) -> float | None:
         if self._count_ratio is None or not sample.strip():
@@ -765,7 +960,12 @@ class Pruner:
         limits = _Limits(
             asyncio.Semaphore(self._settings.concurrency), deadline_at, plan.chars_per_token
         )
-        rules = ReadingRules(plan.scoring, allowance=self._settings.read_tokens, peaks=plan.peaks)
+        rules = ReadingRules(
+            plan.scoring,
+            allowance=plan.allowance,
+            peaks=plan.peaks,
+            unscored=NO_FOCUS_WORD if not plan.picked else NOT_NAMED,
+        )
         call_config = _call_config(config)
         shown = plan.scoring or len(chunks)  # what progress counts towards
         done = 0
@@ -773,7 +973,13 @@ class Pruner:
         async def counted(chunk: Chunk, part: int) -> list[_Piece]:
             nonlocal done
             pieces = await self._extract_chunk(
-                chunk, part, depth=0, build=build, limits=limits, config=call_config
+                chunk,
+                part,
+                depth=0,
+                build=build,
+                limits=limits,
+                config=call_config,
+                scores=plan.evidence,
             )
             answered = [p.answer for p in pieces if p.answer is not None]
             if answered:
@@ -826,10 +1032,16 @@ class Pruner:
         build: Callable[[Chunk, int], list[BaseMessage]],
         limits: _Limits,
         config: RunnableConfig | None,
+        scores: Sequence[float] = (),
     ) -> list[_Piece]:
         try:
             answer = await self._extract_one(build(chunk, part), limits, config)
-            named = lines_named(answer.output, chunk)
+            logger.debug(
+                "the pruning model's answer for %s: %s",
+                chunk.describe(),
+                _one_line(answer.output, _MODEL_NOTE_CHARS),
+            )
+            named = lines_named(answer.output, chunk, scores or None)
             if named is not None:  # the answer named lines by number
                 answer = dataclasses.replace(answer, output=named)
         except _ExtractionFailed as failed:
@@ -846,7 +1058,13 @@ class Pruner:
             first, second = await asyncio.gather(
                 *(
                     self._extract_chunk(
-                        half, part, depth=depth + 1, build=build, limits=limits, config=config
+                        half,
+                        part,
+                        depth=depth + 1,
+                        build=build,
+                        limits=limits,
+                        config=config,
+                        scores=scores,
                     )
                     for half in halves
                 )
@@ -975,6 +1193,40 @@ class Pruner:
         )
 
 
+def _line_scores(entries: Sequence[tuple[int, str]], scores: Sequence[float]) -> tuple[float, ...]:
+    """Each raw line's score (0-based): the best of its shown pieces'."""
+    count = entries[-1][0] if entries else 0
+    by_line = [0.0] * count
+    for (number, _), value in zip(entries, scores, strict=True):
+        by_line[number - 1] = max(by_line[number - 1], value)
+    return tuple(by_line)
+
+
+_PLACE = re.compile(r"\d+")
+_COPIED_PREFIX = re.compile(r"^\s*\d+\|\s?")
+# A copied piece must be at least this long to stand for a shape (as in verify.py).
+_MIN_COPIED_CHARS = 24
+
+
+def _places_named(answer: str, texts: Sequence[str], shown: Sequence[Shape]) -> list[int]:
+    """The 0-based places of a shapes list an answer names: by number (``[2, 5]``,
+    ``2-3``), or by copying example lines (what a model asked to copy lines does)."""
+    count = len(shown)
+    listing = Chunk("\n".join(f"{n}| x" for n in range(1, count + 1)), 1, count)
+    named = lines_named(answer, listing)
+    if named is not None:
+        places = [int(m.group()) - 1 for line in named.split("\n") if (m := _PLACE.match(line))]
+        return sorted(set(places))
+    examples = [" ".join(texts[shape.example].split()) for shape in shown]
+    copied_places: set[int] = set()
+    for line in restore_reserved(answer).split("\n"):
+        copied = " ".join(_COPIED_PREFIX.sub("", line, count=1).split())
+        if len(copied) < _MIN_COPIED_CHARS:
+            continue
+        copied_places.update(i for i, example in enumerate(examples) if copied in example)
+    return sorted(copied_places)
+
+
 def _file_line(raw_lines: Sequence[str], number: int) -> int | None:
     """The file line number a read_file output shows on its line ``number``."""
     if not 1 <= number <= len(raw_lines):
@@ -1009,6 +1261,20 @@ def _unread(failed: list[_Piece]) -> list[UnreadRange]:
     return ranges
 
 
+def _without(ranges: Sequence[UnreadRange], kept: set[int]) -> list[UnreadRange]:
+    """``ranges`` less the raw lines in ``kept`` (a range they cut is split in two)."""
+    result: list[UnreadRange] = []
+    for unread in ranges:
+        first = unread.first_line
+        for number in sorted(n for n in kept if unread.first_line <= n <= unread.last_line):
+            if number > first:
+                result.append(dataclasses.replace(unread, first_line=first, last_line=number - 1))
+            first = number + 1
+        if first <= unread.last_line:
+            result.append(dataclasses.replace(unread, first_line=first))
+    return result
+
+
 def _unread_notes(
     unread: Sequence[UnreadRange], tool_name: str, raw_lines: Sequence[str]
 ) -> list[str]:
@@ -1032,14 +1298,10 @@ def _unread_notes(
         first, _, last = spans[0].partition("-")
         if tool_name == _READ_FILE and first.isdigit() and last.isdigit():
             call = f"read_file(offset={first}, limit={int(last) - int(first) + 1})"
-            notes.append(
-                f"lines {shown} were not read ({reason}); ask for them with "
-                f"read_file(offset=…, limit=…) each, e.g. {call}"
-            )
+            notes.append(f"lines {shown} not read ({reason}); {call} reads the first")
         else:
             notes.append(
-                f"lines {shown} of the output were not read ({reason}); call again with "
-                f"{PRUNE_ARG}=false to see them"
+                f"lines {shown} of the output not read ({reason}); {PRUNE_ARG}=false shows them"
             )
     return notes
 
@@ -1082,7 +1344,8 @@ def _in_order(kept: list[str], raw_lines: list[str]) -> str:
             last = where.get(line, last)  # a piece of a long line: beside the line before
             placed.append((last, line))
     placed.sort(key=lambda item: item[0])
-    return "\n".join(line for _, line in placed)
+    # A line kept twice (chosen by a shapes answer, then named in its window) shows once.
+    return "\n".join(dict.fromkeys(line for _, line in placed))
 
 
 def _looked_for(plan: _Plan) -> list[str]:
@@ -1092,7 +1355,7 @@ def _looked_for(plan: _Plan) -> list[str]:
     if plan.scoring == 0:
         words = plan.focus.describe()
         missing = f"no line holds the words looked for ({words})" if words else "no focus given"
-        return [f"{missing}; the lines were read in order from the start"]
+        return [f"{missing}; read in order from the start"]
     # A reading by score says nothing more: its unread ranges give their reason, and
     # every line of a pruned result costs the main model's window.
     return []
@@ -1171,22 +1434,19 @@ def _tidy(lines: list[str]) -> str:
     return "\n".join(result)
 
 
-def _info(merged: _Merged, raw_chars: int, chunks: int, unread: Sequence[str] = ()) -> str:
+def _info(merged: _Merged, raw_chars: int, unread: Sequence[str] = ()) -> str:
     summary = (
         f"pruned from {raw_chars} to {len(merged.output)} characters; "
-        f"call again with {PRUNE_ARG}=false for the full output"
+        f"{PRUNE_ARG}=false gives the full output"
     )
     if not merged.claimed:
         found = "in the lines read" if unread else ""
         summary = f"nothing relevant was found{' ' + found if found else ''}; {summary}"
-    details = []
-    if merged.dropped:
-        details.append(f"{merged.dropped} unverifiable line(s) dropped")
-    if chunks > 1:
-        details.append(f"read in {chunks} parts")
+    # The requests the pass made are the report's and the log's business: every line of
+    # a pruned result is read again with each later request of the run (issue 36).
     lines = [summary]
-    if details:
-        lines.append("; ".join(details))
+    if merged.dropped:
+        lines.append(f"{merged.dropped} unverifiable line(s) dropped")
     lines.extend(unread)
     # merged.notes (the pruning model's own words) stay out: see _notes.
     return "\n".join(lines)

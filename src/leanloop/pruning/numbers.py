@@ -14,15 +14,25 @@ then go through the same verification as copied lines; an answer that copies lin
 read as before. A number the request did not show names nothing, except that an answer
 whose numbers are none of those shown but each fits as a place in the request (``3``
 for a window of lines 21-24) is read as places: models count the lines they see.
+
+A small model also names the neighbour of the line it means (measured on the 0.5B: lines
+113-114 for an ``ERROR code=E777`` line at 112, the same answer twice). So a number is
+not taken at its word when the pass knows better (:func:`resolve_named`): a named line
+that holds nothing the pass looks for, one or two lines from a shown line that does,
+stands for that line.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from leanloop.pruning.prompt import Chunk
 
-__all__ = ["MAX_RANGE_LINES", "lines_named"]
+__all__ = ["MAX_RANGE_LINES", "NEIGHBOUR_REACH", "lines_named", "resolve_named"]
+
+NEIGHBOUR_REACH = 2
+"""How far (in lines) a named line may stand from the line it is taken to mean."""
 
 MAX_RANGE_LINES = 50
 """A range longer than this (``1-400``) is not a choice of lines: it names nothing."""
@@ -35,12 +45,15 @@ _ITEM = re.compile(r"(\d+)(?:\s*-\s*(\d+))?")
 _SHOWN = re.compile(r"\s*(\d+)\| ")
 
 
-def lines_named(answer: str, chunk: Chunk) -> str | None:
+def lines_named(answer: str, chunk: Chunk, scores: Sequence[float] | None = None) -> str | None:
     """The lines of ``chunk`` an answer of line numbers names, as the request showed them.
 
     Args:
         answer: The model's answer (inside the markers, or the whole answer).
         chunk: The request's lines, numbered as shown.
+        scores: How strongly each raw line (0-based) holds what the pass looks for; a
+            named line is resolved with them (:func:`resolve_named`). ``None``: taken
+            as named.
 
     Returns:
         The named lines, one per line, with their numbers; ``""`` when the answer names
@@ -68,4 +81,62 @@ def lines_named(answer: str, chunk: Chunk) -> str | None:
         # No number is one the request showed, and each fits as a place in it: the 1.5B
         # answered "3" for the third line of a window of lines 21-24.
         named = [order[n - 1] for n in asked]
+    if not named and asked:
+        # No number is one the request showed nor a place in it: the model wrote a value
+        # it read ("[48]" for "pool_size = 48" at line 621). A number that stands, as a
+        # whole number, in exactly one shown line names that line.
+        named = _lines_holding(asked, shown)
+    if scores is not None:
+        named = resolve_named(named, list(shown), scores)
     return "\n".join(line for n in sorted(named) for line in shown[n])
+
+
+def _lines_holding(values: Sequence[int], shown: dict[int, list[str]]) -> list[int]:
+    """The shown lines each of ``values`` stands in as a whole number, when in one only."""
+    named: list[int] = []
+    for value in values:
+        pattern = re.compile(rf"(?<![\d.]){value}(?![\d.]\d)")
+        holding = [
+            number
+            for number, lines in shown.items()
+            if any(pattern.search(_SHOWN.sub("", line, count=1)) for line in lines)
+        ]
+        if len(holding) == 1 and holding[0] not in named:
+            named.append(holding[0])
+    return named
+
+
+def resolve_named(named: Sequence[int], shown: Sequence[int], scores: Sequence[float]) -> list[int]:
+    """The lines meant by ``named`` (1-based numbers among ``shown``), each once.
+
+    A named line that scores nothing, with a shown line that scores within
+    :data:`NEIGHBOUR_REACH` lines of it, is taken to mean that line (the nearest; at the
+    same distance the higher score, then the earlier). A line that scores, or has no
+    scoring neighbour, is taken as named. Nothing is resolved when no shown line scores:
+    then nothing tells the pass what the model meant better than the model.
+
+    Args:
+        named: The numbers the model named.
+        shown: The numbers the request showed.
+        scores: Each raw line's score, 0-based (a number past its end scores nothing).
+    """
+
+    def score(number: int) -> float:
+        return scores[number - 1] if 1 <= number <= len(scores) else 0.0
+
+    visible = set(shown)
+    meant: list[int] = []
+    for number in named:
+        target = number
+        if score(number) <= 0:
+            near = [
+                other
+                for distance in range(1, NEIGHBOUR_REACH + 1)
+                for other in (number - distance, number + distance)
+                if other in visible and score(other) > 0
+            ]
+            if near:
+                target = min(near, key=lambda o: (abs(o - number), -score(o), o))
+        if target not in meant:
+            meant.append(target)
+    return meant

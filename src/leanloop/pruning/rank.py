@@ -42,6 +42,7 @@ __all__ = [
     "line_scores",
     "pack_windows",
     "plan_windows",
+    "whole_word_scores",
 ]
 
 LITERAL_WEIGHT = 3.0
@@ -152,6 +153,37 @@ def line_scores(lines: Sequence[str], focus: Focus) -> list[float]:
     for term, texts, weight in terms:
         forms = _forms(term) if weight == 1.0 else (term,)
         holding = [i for i, text in enumerate(texts) if any(f in text for f in forms)]
+        df = len(holding)
+        if df == 0 or df > n * _COMMON_SHARE:
+            continue
+        idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+        for i in holding:
+            scores[i] += weight * idf
+    return scores
+
+
+def whole_word_scores(lines: Sequence[str], focus: Focus) -> list[float]:
+    """:func:`line_scores` with each focus word matched only as a whole word.
+
+    The ranking matches a word inside longer ones ("error" in ``OutOfMemoryError``),
+    which finds more places to read; to judge which of two neighbours a model meant, a
+    word inside another ("log" in ``catalog``) is no evidence.
+    """
+    texts = list(lines)
+    if not texts or focus.empty:
+        return [0.0] * len(texts)
+    patterns = [
+        re.compile(r"(?<![a-z0-9_])(?:" + "|".join(map(re.escape, _forms(w))) + r")(?![a-z0-9_])")
+        for w in focus.words
+    ]
+    n = len(texts)
+    lowered = [text.lower() for text in texts]
+    scores = [0.0] * n
+    for pattern, weight, source in (
+        *((p, 1.0, lowered) for p in patterns),
+        *((re.compile(re.escape(lit)), LITERAL_WEIGHT, texts) for lit in focus.literals),
+    ):
+        holding = [i for i, text in enumerate(source) if pattern.search(text)]
         df = len(holding)
         if df == 0 or df > n * _COMMON_SHARE:
             continue

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 __all__ = [
     "FINAL_REASONS",
     "NOTHING_MORE",
+    "NOT_NAMED",
     "NO_FOCUS_WORD",
     "OVER_ALLOWANCE",
     "PATIENCE",
@@ -40,13 +41,16 @@ __all__ = [
 
 PATIENCE = 2
 """Requests in a row that may yield nothing, once something was found, before the pass stops."""
-NO_FOCUS_WORD = "no word looked for is in them"
-NOTHING_MORE = f"{PATIENCE} parts in a row before them held nothing"
+NO_FOCUS_WORD = "no focus word in them"
+NOT_NAMED = "not of the kinds of line the pruning model named"
+"""Why lines go unread after a shapes request (:mod:`leanloop.pruning.shapes`) named the
+kinds of line that answer the focus."""
+NOTHING_MORE = "the evidence ran out"
 OVER_ALLOWANCE = "over the reading allowance"
 WEAKER_SHARE = 0.6
 """A request whose best line scores under this share of the best line found is not read."""
-WEAKER = "they match the words looked for much less than the lines found"
-FINAL_REASONS = frozenset({NO_FOCUS_WORD, NOTHING_MORE, OVER_ALLOWANCE, WEAKER})
+WEAKER = "weaker matches than the lines kept"
+FINAL_REASONS = frozenset({NO_FOCUS_WORD, NOT_NAMED, NOTHING_MORE, OVER_ALLOWANCE, WEAKER})
 """Reasons the same pass would give again: an extract left unread only for these is
 as good as the pass can make it, so it may be reused for an identical output."""
 
@@ -66,6 +70,8 @@ class ReadingRules:
 
     scoring: int | None
     allowance: float | None = None
+    unscored: str = NO_FOCUS_WORD
+    """The reason given for the requests after the scoring ones."""
     peaks: tuple[float, ...] = ()
     found: bool = False
     """Whether a request read so far kept a line."""
@@ -85,7 +91,7 @@ class ReadingRules:
             tokens: Its estimated prompt tokens.
         """
         if self.scoring and position >= self.scoring:
-            return NO_FOCUS_WORD
+            return self.unscored
         # Only a ranked reading runs out of evidence: read in order (no line holds a
         # word looked for), the next part may hold the next relevant line.
         if self.scoring and self.found and self.empty_in_a_row >= PATIENCE:
