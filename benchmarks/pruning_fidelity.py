@@ -45,7 +45,7 @@ from leanloop.events import EventRecorder
 from leanloop.localmodel import cache_paths, model_pin
 from leanloop.localmodel.server import ServerOptions, running_server
 
-__all__ = ["CaseResult", "main", "run_case"]
+__all__ = ["CaseResult", "RequestLog", "main", "run_case"]
 
 WINDOW = 4_096
 _NUMBERED = re.compile(r"^\s*(\d+)\| ")
@@ -73,8 +73,8 @@ class CaseResult:
     note: str
 
 
-class _Requests(EventRecorder):
-    """Every chat request's messages (LangChain calls this before each model call)."""
+class RequestLog(EventRecorder):
+    """Every chat request's run name and messages, and leanloop's events, in order."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -157,7 +157,7 @@ async def run_case(case: Case, base_url: str, model: str, *, deadline: float) ->
     with tempfile.TemporaryDirectory(prefix="fidelity-") as tmp:
         agents = _agents_file(Path(tmp), case, base_url, model, deadline)
         agent = LLMAgent.from_file(agents)
-        recorder = _Requests()
+        recorder = RequestLog()
         started = time.perf_counter()
         reply = await agent.ainvoke("What does the file say?", {"callbacks": [recorder]})
         seconds = time.perf_counter() - started

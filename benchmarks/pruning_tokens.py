@@ -22,13 +22,12 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
-from uuid import UUID
 
 from langchain_core.messages import BaseMessage, ToolMessage
 from langchain_core.messages.utils import count_tokens_approximately
 
+from benchmarks.pruning_fidelity import RequestLog
 from leanloop.agent import LLMAgent
-from leanloop.events import EventRecorder
 from leanloop.spec.load import load_specs_from_dict
 from leanloop.testing import ScriptedChatModel
 
@@ -57,24 +56,7 @@ def _namer(messages: list[BaseMessage]) -> dict[str, Any]:
     return {"content": "[PRUNE_OUTPUT_START]\n" + ", ".join(numbers) + "\n[PRUNE_OUTPUT_END]"}
 
 
-class _Requests(EventRecorder):
-    def __init__(self) -> None:
-        super().__init__()
-        self.main: list[list[BaseMessage]] = []
-
-    async def on_chat_model_start(
-        self,
-        serialized: dict[str, Any],
-        messages: list[list[BaseMessage]],
-        *,
-        run_id: UUID,
-        **kwargs: Any,
-    ) -> None:
-        if kwargs.get("name") != "leanloop.prune":
-            self.main.extend(list(batch) for batch in messages)
-
-
-async def _run(workspace: Path) -> tuple[_Requests, str]:
+async def _run(workspace: Path) -> tuple[list[list[BaseMessage]], str]:
     calls = [
         {
             "tool_calls": [
@@ -115,9 +97,10 @@ async def _run(workspace: Path) -> tuple[_Requests, str]:
     spec = load_specs_from_dict(document)["reader"]
     extractor = ScriptedChatModel(replies=[_namer], repeat_last=True)
     agent = LLMAgent.from_spec(spec, pruning_model=extractor)
-    recorder = _Requests()
+    recorder = RequestLog()
     reply = await agent.ainvoke("Which teams own the needles?", {"callbacks": [recorder]})
-    return recorder, str(reply.text)
+    main = [messages for name, messages in recorder.requests if name != "leanloop.prune"]
+    return main, str(reply.text)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -128,15 +111,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         workspace = Path(tmp)
         for k in range(1, FILES + 1):
             (workspace / f"log{k}.txt").write_text(_log(k), encoding="utf-8")
-        recorder, answer = asyncio.run(_run(workspace))
-    prompt = sum(count_tokens_approximately(messages) for messages in recorder.main)
-    last = recorder.main[-1] if recorder.main else []
+        main_requests, answer = asyncio.run(_run(workspace))
+    prompt = sum(count_tokens_approximately(messages) for messages in main_requests)
+    last = main_requests[-1] if main_requests else []
     results = [str(m.content) for m in last if isinstance(m, ToolMessage)]
     kept = sum(1 for k in range(1, FILES + 1) if any(f"needle-{k} " in r for r in results))
     sizes = [len(r) for r in results]
     print("| main requests | main prompt tokens | results in the last request | needles in view |")
     print("|---:|---:|---:|---:|")
-    print(f"| {len(recorder.main)} | {prompt:,} | {len(results)} | {kept}/{FILES} |")
+    print(f"| {len(main_requests)} | {prompt:,} | {len(results)} | {kept}/{FILES} |")
     if sizes:
         print(f"\nresult sizes (chars): median {statistics.median(sizes):,.0f}, max {max(sizes):,}")
         print(f"a result as the main model read it:\n{results[-1]}")

@@ -442,7 +442,11 @@ def _pass_requests(context: Context, before: int) -> list[list[BaseMessage]]:
     'holding "{word}"'
 )
 def step_pass_windows(context: Context, n: int, count: int, word: str) -> None:
-    requests = _pass_requests(context, n)
+    _one_window_each(_pass_requests(context, n), count, word)
+
+
+def _one_window_each(requests: list[list[BaseMessage]], count: int, word: str) -> None:
+    """``count`` requests, each showing one window with a line holding ``word``."""
     assert len(requests) == count, f"{len(requests)} extraction requests"
     for messages in requests:
         lines = _file_lines(messages)
@@ -693,12 +697,7 @@ def step_no_shapes(context: Context, n: int) -> None:
     'around a line holding "{word}"'
 )
 def step_windows_after_shapes(context: Context, n: int, count: int, word: str) -> None:
-    requests = [r for r in _pass_requests(context, n) if not _is_shapes(r)]
-    assert len(requests) == count, f"{len(requests)} window requests"
-    for messages in requests:
-        lines = _file_lines(messages)
-        assert lines == list(range(lines[0], lines[-1] + 1)), lines  # one window
-        assert [ln for ln in _shown(messages) if word in ln], _shown(messages)
+    _one_window_each([r for r in _pass_requests(context, n) if not _is_shapes(r)], count, word)
 
 
 @then("tool message {i:d} in request {n:d} shows {count:d} of the log's lines {numbers}")

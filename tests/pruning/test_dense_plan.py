@@ -6,7 +6,7 @@ import dataclasses
 
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
-from leanloop.pruning.extract import Pruner, PruneSettings
+from leanloop.pruning.extract import Pruner, PruneSettings, _Plan
 from leanloop.pruning.prompt import numbered_entries, pack_entries, split_raw_lines
 
 SMALL = PruneSettings(
@@ -24,10 +24,16 @@ def _log(lines: int, wanted: int) -> str:
     return "\n".join(rows)
 
 
+async def _word_plan(pruner: Pruner, lines: list[str], focus: str) -> _Plan:
+    """The pass's plan by the word match alone (no shapes request)."""
+    layout = await pruner._layout("read_file", lines, focus, "", None)
+    return pruner._plan("read_file", layout, layout.scores)
+
+
 async def _plan(raw: str, focus: str) -> tuple[int, int | None, list[str]]:
     """The number of requests, how many score, and the lines each shows."""
     pruner = Pruner(FakeListChatModel(responses=["unused"]), SMALL)
-    plan = await pruner._plan("read_file", split_raw_lines(raw), focus, "", None)
+    plan = await _word_plan(pruner, split_raw_lines(raw), focus)
     return len(plan.chunks), plan.scoring, [c.describe() for c in plan.chunks]
 
 
@@ -50,7 +56,7 @@ async def test_a_small_model_reads_the_best_window_even_when_the_whole_output_fi
     pruner = Pruner(FakeListChatModel(responses=["unused"]), settings)
     lines = split_raw_lines(_log(40, wanted=27))
     assert len(pack_entries(numbered_entries(lines, 100_000), 100_000)) == 1
-    plan = await pruner._plan("read_file", lines, "the rollback_id of catalog-kestrel", "", None)
+    plan = await _word_plan(pruner, lines, "the rollback_id of catalog-kestrel")
     assert plan.scoring, [c.describe() for c in plan.chunks]
     first, last = plan.chunks[0].first_line, plan.chunks[0].last_line
     assert first <= 27 <= last and last - first < 20, (first, last)
@@ -58,7 +64,5 @@ async def test_a_small_model_reads_the_best_window_even_when_the_whole_output_fi
 
 async def test_a_larger_model_reads_an_output_that_fits_in_one_request() -> None:
     pruner = Pruner(FakeListChatModel(responses=["unused"]), PruneSettings(window_tokens=4096))
-    plan = await pruner._plan(
-        "read_file", split_raw_lines(_log(12, wanted=7)), "catalog-kestrel", "", None
-    )
+    plan = await _word_plan(pruner, split_raw_lines(_log(12, wanted=7)), "catalog-kestrel")
     assert len(plan.chunks) == 1 and plan.scoring is None

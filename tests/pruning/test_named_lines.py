@@ -97,3 +97,8 @@ def test_a_value_written_for_a_line_number_names_the_one_line_that_holds_it() ->
     twice = Chunk(" 10| a = 7\n 11| b = 7", 10, 11)
     assert lines_named("[7]", twice) == ""
     assert lines_named("[99]", chunk) == ""
+
+
+def test_a_number_with_a_closing_marker_written_as_a_tag_is_still_a_number() -> None:
+    chunk = Chunk(" 269| a\n 270| ERROR code=E777\n 271| b", 269, 271)
+    assert lines_named("270[/PRUNE_OUTPUT_END]", chunk) == " 270| ERROR code=E777"

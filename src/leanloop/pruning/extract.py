@@ -593,7 +593,7 @@ class Pruner:
             scores, picked, chosen = await self._pick_shapes(
                 tool_name, layout, asked, config, deadline_at
             )
-        plan = dataclasses.replace(self._plan_from(tool_name, layout, scores), picked=picked)
+        plan = dataclasses.replace(self._plan(tool_name, layout, scores), picked=picked)
         index = RawIndex(lines) if self._settings.verify else None
         pieces = await self._extract_all(
             plan,
@@ -767,19 +767,7 @@ class Pruner:
             return False
         return not any(layout.evidence)
 
-    async def _plan(
-        self,
-        tool_name: str,
-        lines: list[str],
-        focus: str | None,
-        task_context: str,
-        subject: str | None = None,
-    ) -> _Plan:
-        """The requests of a pass that reads by the word match alone (no shapes request)."""
-        layout = await self._layout(tool_name, lines, focus, task_context, subject)
-        return self._plan_from(tool_name, layout, layout.scores)
-
-    def _plan_from(self, tool_name: str, layout: _Layout, scores: list[float]) -> _Plan:
+    def _plan(self, tool_name: str, layout: _Layout, scores: list[float]) -> _Plan:
         """The requests of the pass, in the order to read them.
 
         An output that fits one request is read whole (for a small model, one window a

@@ -37,7 +37,9 @@ NEIGHBOUR_REACH = 2
 MAX_RANGE_LINES = 50
 """A range longer than this (``1-400``) is not a choice of lines: it names nothing."""
 
-_MARKER_WORD = re.compile(r"\[?\\?PRUNE_(?:OUTPUT|INFO)_(?:START|END)\]?", re.IGNORECASE)
+# A marker as small models write it: bracketed or not, escaped, or closed like an HTML
+# tag (the 1.5B answered "270[/PRUNE_OUTPUT_END]").
+_MARKER_WORD = re.compile(r"\[?[\\/]?PRUNE_(?:OUTPUT|INFO)_(?:START|END)\]?", re.IGNORECASE)
 # What a list of numbers is made of: numbers, ranges, brackets, separators, "line(s)",
 # "and".
 _NUMBERS_ONLY = re.compile(r"(?:[\s\[\](),;:.#-]|\band\b|\blines?\b|\d+)*", re.IGNORECASE)

@@ -143,16 +143,25 @@ def line_scores(lines: Sequence[str], focus: Focus) -> list[float]:
     (df + 0.5))``, times :data:`LITERAL_WEIGHT` for a literal; a line scores the sum of
     the weights of the terms it holds. A term on more than half the lines weighs nothing.
     """
-    n = len(lines)
-    if n == 0 or focus.empty:
-        return [0.0] * n
+    if not lines or focus.empty:
+        return [0.0] * len(lines)
     lowered = [line.lower() for line in lines]
+    holders = [
+        ([i for i, text in enumerate(lowered) if any(f in text for f in _forms(w))], 1.0)
+        for w in focus.words
+    ]
+    holders += [
+        ([i for i, text in enumerate(lines) if lit in text], LITERAL_WEIGHT)
+        for lit in focus.literals
+    ]
+    return _weighed(len(lines), holders)
+
+
+def _weighed(n: int, holders: Sequence[tuple[list[int], float]]) -> list[float]:
+    """Each of ``n`` lines' score: the ``idf`` times the weight of each term it holds,
+    given each term's holding lines and weight (a term on over half the lines: nothing)."""
     scores = [0.0] * n
-    terms = [(word, lowered, 1.0) for word in focus.words]
-    terms += [(literal, list(lines), LITERAL_WEIGHT) for literal in focus.literals]
-    for term, texts, weight in terms:
-        forms = _forms(term) if weight == 1.0 else (term,)
-        holding = [i for i, text in enumerate(texts) if any(f in text for f in forms)]
+    for holding, weight in holders:
         df = len(holding)
         if df == 0 or df > n * _COMMON_SHARE:
             continue
@@ -169,28 +178,19 @@ def whole_word_scores(lines: Sequence[str], focus: Focus) -> list[float]:
     which finds more places to read; to judge which of two neighbours a model meant, a
     word inside another ("log" in ``catalog``) is no evidence.
     """
-    texts = list(lines)
-    if not texts or focus.empty:
-        return [0.0] * len(texts)
-    patterns = [
-        re.compile(r"(?<![a-z0-9_])(?:" + "|".join(map(re.escape, _forms(w))) + r")(?![a-z0-9_])")
-        for w in focus.words
+    if not lines or focus.empty:
+        return [0.0] * len(lines)
+    lowered = [line.lower() for line in lines]
+    holders = []
+    for word in focus.words:
+        alternatives = "|".join(map(re.escape, _forms(word)))
+        pattern = re.compile(rf"(?<![a-z0-9_])(?:{alternatives})(?![a-z0-9_])")
+        holders.append(([i for i, text in enumerate(lowered) if pattern.search(text)], 1.0))
+    holders += [
+        ([i for i, text in enumerate(lines) if lit in text], LITERAL_WEIGHT)
+        for lit in focus.literals
     ]
-    n = len(texts)
-    lowered = [text.lower() for text in texts]
-    scores = [0.0] * n
-    for pattern, weight, source in (
-        *((p, 1.0, lowered) for p in patterns),
-        *((re.compile(re.escape(lit)), LITERAL_WEIGHT, texts) for lit in focus.literals),
-    ):
-        holding = [i for i, text in enumerate(source) if pattern.search(text)]
-        df = len(holding)
-        if df == 0 or df > n * _COMMON_SHARE:
-            continue
-        idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
-        for i in holding:
-            scores[i] += weight * idf
-    return scores
+    return _weighed(len(lines), holders)
 
 
 def _forms(word: str) -> tuple[str, ...]:
