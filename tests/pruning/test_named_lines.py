@@ -102,3 +102,13 @@ def test_a_value_written_for_a_line_number_names_the_one_line_that_holds_it() ->
 def test_a_number_with_a_closing_marker_written_as_a_tag_is_still_a_number() -> None:
     chunk = Chunk(" 269| a\n 270| ERROR code=E777\n 271| b", 269, 271)
     assert lines_named("270[/PRUNE_OUTPUT_END]", chunk) == " 270| ERROR code=E777"
+
+
+def test_a_near_miss_named_beside_the_line_asked_for_stands_for_it() -> None:
+    # line 270: "ERROR code=E204" (15.4), line 269: "ERROR code=E777" (34.9)
+    scores = [0.0] * 300
+    scores[268], scores[269] = 34.9, 15.4
+    assert resolve_named([270], [268, 269, 270], scores) == [269]
+    # two lines of about the same score are each the line meant
+    scores[269] = 30.0
+    assert resolve_named([270], [268, 269, 270], scores) == [270]

@@ -18,8 +18,8 @@ for a window of lines 21-24) is read as places: models count the lines they see.
 A small model also names the neighbour of the line it means (measured on the 0.5B: lines
 113-114 for an ``ERROR code=E777`` line at 112, the same answer twice). So a number is
 not taken at its word when the pass knows better (:func:`resolve_named`): a named line
-that holds nothing the pass looks for, one or two lines from a shown line that does,
-stands for that line.
+that holds nothing the pass looks for (or much less), one or two lines from a shown line
+that does, stands for that line.
 """
 
 from __future__ import annotations
@@ -29,10 +29,14 @@ from collections.abc import Sequence
 
 from leanloop.pruning.prompt import Chunk
 
-__all__ = ["MAX_RANGE_LINES", "NEIGHBOUR_REACH", "lines_named", "resolve_named"]
+__all__ = ["CLEARLY_MORE", "MAX_RANGE_LINES", "NEIGHBOUR_REACH", "lines_named", "resolve_named"]
 
 NEIGHBOUR_REACH = 2
 """How far (in lines) a named line may stand from the line it is taken to mean."""
+CLEARLY_MORE = 1 / 0.6
+"""How many times a named line's score a neighbour must score to be the line meant: the
+inverse of the pass's weaker-match share (:data:`~leanloop.pruning.reading.WEAKER_SHARE`),
+below which a line is a near miss of the best match."""
 
 MAX_RANGE_LINES = 50
 """A range longer than this (``1-400``) is not a choice of lines: it names nothing."""
@@ -111,11 +115,12 @@ def _lines_holding(values: Sequence[int], shown: dict[int, list[str]]) -> list[i
 def resolve_named(named: Sequence[int], shown: Sequence[int], scores: Sequence[float]) -> list[int]:
     """The lines meant by ``named`` (1-based numbers among ``shown``), each once.
 
-    A named line that scores nothing, with a shown line that scores within
-    :data:`NEIGHBOUR_REACH` lines of it, is taken to mean that line (the nearest; at the
-    same distance the higher score, then the earlier). A line that scores, or has no
-    scoring neighbour, is taken as named. Nothing is resolved when no shown line scores:
-    then nothing tells the pass what the model meant better than the model.
+    A named line stands for a shown line within :data:`NEIGHBOUR_REACH` lines of it that
+    holds what the pass looks for much more: any score when the named line scores
+    nothing, else over :data:`CLEARLY_MORE` times its score (the 1.5B named an
+    ``ERROR code=E204`` line beside the ``ERROR code=E777`` line asked for). Of several,
+    the nearest; at the same distance the higher score, then the earlier. Nothing moves
+    when no shown line scores: then nothing tells the pass better than the model.
 
     Args:
         named: The numbers the model named.
@@ -130,15 +135,15 @@ def resolve_named(named: Sequence[int], shown: Sequence[int], scores: Sequence[f
     meant: list[int] = []
     for number in named:
         target = number
-        if score(number) <= 0:
-            near = [
-                other
-                for distance in range(1, NEIGHBOUR_REACH + 1)
-                for other in (number - distance, number + distance)
-                if other in visible and score(other) > 0
-            ]
-            if near:
-                target = min(near, key=lambda o: (abs(o - number), -score(o), o))
+        floor = score(number) * CLEARLY_MORE
+        near = [
+            other
+            for distance in range(1, NEIGHBOUR_REACH + 1)
+            for other in (number - distance, number + distance)
+            if other in visible and score(other) > floor
+        ]
+        if near:
+            target = min(near, key=lambda o: (abs(o - number), -score(o), o))
         if target not in meant:
             meant.append(target)
     return meant
