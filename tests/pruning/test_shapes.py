@@ -149,3 +149,18 @@ async def test_a_shapes_answer_naming_most_of_the_list_stands_for_its_first_thre
     )
     kept = [line for line in outcome.text.split("\n") if "alarm number" in line]
     assert len(kept) == 3, outcome.text
+
+
+def _keeps_most(messages: list[BaseMessage]) -> dict[str, Any]:
+    rows = [line for line in str(messages[-1].content).split("\n") if "| " in line]
+    return {"content": "[PRUNE_OUTPUT_START]\n" + "\n".join(rows[:25]) + "\n[PRUNE_OUTPUT_END]"}
+
+
+async def test_a_pass_that_keeps_most_of_the_output_says_the_focus_did_not_narrow_it() -> None:
+    raw = "\n".join(f"{n:>5}| line {n} of a report about the quarterly figures" for n in range(60))
+    settings = PruneSettings(window_tokens=8192, min_chars=500)
+    outcome = await Pruner(ScriptedChatModel(replies=[_keeps_most]), settings).prune(
+        tool_name="read_file", raw=raw, request=PruneRequest(focus="the figures"), task_context=""
+    )
+    assert outcome.pruned, outcome
+    assert "the focus did not narrow it; a narrower output_prune_context" in outcome.text

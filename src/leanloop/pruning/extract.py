@@ -83,7 +83,7 @@ from leanloop.pruning.reading import (
     WEAKER_SHARE,
     ReadingRules,
 )
-from leanloop.pruning.schema import PRUNE_ARG, PruneRequest
+from leanloop.pruning.schema import FOCUS_ARG, PRUNE_ARG, PruneRequest
 from leanloop.pruning.shapes import Shape, candidates, chosen_lines, shapes_messages
 from leanloop.pruning.speed import ServerSpeed, Waiting, processed_tokens
 from leanloop.pruning.verify import RawIndex, Verified, strip_line_numbers, verify_lines
@@ -123,6 +123,9 @@ _MAX_SPLITS = 4
 _COUNT_TIMEOUT_S = 5.0
 # When windows around the hits hold more than this share of the output, it is read whole.
 _DENSE_SHARE = 0.5
+# A pruned result that keeps more than this share of the output says the focus did not
+# narrow it (a result that is most of the output is hardly pruned).
+_BROAD_SHARE = 0.25
 # Unread ranges listed one by one in the info block; the rest are counted.
 _UNREAD_LISTED = 12
 # Whole extracts a pruner keeps for reuse (one run reads a few dozen files at most).
@@ -1433,6 +1436,13 @@ def _info(merged: _Merged, raw_chars: int, unread: Sequence[str] = ()) -> str:
     # The requests the pass made are the report's and the log's business: every line of
     # a pruned result is read again with each later request of the run (issue 36).
     lines = [summary]
+    share = len(merged.output) / raw_chars if raw_chars else 0.0
+    if share > _BROAD_SHARE:
+        # Not what pruning is for: say so, and how to get less (issue 36).
+        lines.append(
+            f"this kept {share:.0%} of the output: the focus did not narrow it; a narrower "
+            f"{FOCUS_ARG} or read_file(offset=…, limit=…) gives less"
+        )
     if merged.dropped:
         lines.append(f"{merged.dropped} unverifiable line(s) dropped")
     lines.extend(unread)
