@@ -112,3 +112,11 @@ def test_a_near_miss_named_beside_the_line_asked_for_stands_for_it() -> None:
     # two lines of about the same score are each the line meant
     scores[269] = 30.0
     assert resolve_named([270], [268, 269, 270], scores) == [270]
+
+
+def test_a_one_of_a_kind_line_named_beside_a_focus_word_is_the_line_meant() -> None:
+    # the docstring holds "secret"; the key derivation two lines below is what was named
+    scores = [0.0] * 10
+    scores[4] = 5.0  # line 5
+    assert resolve_named([7], list(range(1, 11)), scores, fixed={7}) == [7]
+    assert resolve_named([7], list(range(1, 11)), scores) == [5]

@@ -31,7 +31,7 @@ import dataclasses
 import hashlib
 import logging
 import re
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -84,7 +84,7 @@ from leanloop.pruning.reading import (
     ReadingRules,
 )
 from leanloop.pruning.schema import FOCUS_ARG, PRUNE_ARG, PruneRequest
-from leanloop.pruning.shapes import Shape, candidates, chosen_lines, shapes_messages
+from leanloop.pruning.shapes import Shape, candidates, chosen_lines, shape_of, shapes_messages
 from leanloop.pruning.speed import ServerSpeed, Waiting, processed_tokens
 from leanloop.pruning.verify import RawIndex, Verified, strip_line_numbers, verify_lines
 
@@ -372,6 +372,8 @@ class _Plan:
     """The best line score of each request (``()``: not read by windows)."""
     footer: str | None = None
     """read_file's closing line, when the windows leave it out: added to what is kept."""
+    rare: frozenset[int] = frozenset()
+    """Lines a model means when it names them (see ``_Layout.rare``)."""
     evidence: tuple[float, ...] = ()
     """Each raw line's whole-word score (0-based): a named line is resolved with them
     (``()``: taken as named). The shapes the model picked are not evidence: the model may
@@ -400,6 +402,9 @@ class _Layout:
     evidence: tuple[float, ...]
     """Each raw line's score with whole words only (0-based): what resolves a named
     line to its neighbour (:func:`~leanloop.pruning.numbers.resolve_named`)."""
+    rare: frozenset[int]
+    """Raw line numbers (1-based) of a kind of line found at most twice: named, they are
+    meant, never resolved to a neighbour."""
     footer: str | None
     """read_file's closing line, when it is the last entry (never shown to the model)."""
 
@@ -747,6 +752,7 @@ class Pruner:
             look_for=look_for,
             scores=line_scores(texts, look_for),
             evidence=_line_scores(entries, whole_word_scores(texts, look_for)),
+            rare=_rare_lines(entries, texts),
             footer=lines[-1] if footer else None,
         )
 
@@ -789,7 +795,9 @@ class Pruner:
         # a wrong line; shown the best window, the right one (amendment 6).
         if len(whole) == 1 and settings.pack_windows:
             logger.debug("pruning %s: %.2f characters a token (%s)", tool_name, ratio, source)
-            return _Plan(whole, ratio, source, evidence=by_line, allowance=allowance)
+            return _Plan(
+                whole, ratio, source, evidence=by_line, rare=layout.rare, allowance=allowance
+            )
         sizes = [len(text) + 1 for _, text in entries]
         window = max(min(int(settings.window_tokens_read * ratio), layout.budget), 1)
         if not any(scores):
@@ -805,7 +813,7 @@ class Pruner:
                 len(whole),
             )
             return _Plan(
-                whole, ratio, source, scoring=0, focus=look_for, evidence=by_line,
+                whole, ratio, source, scoring=0, focus=look_for, evidence=by_line, rare=layout.rare,
                 allowance=allowance,
             )  # fmt: skip
         planned = len(entries) - 1 if layout.footer is not None else len(entries)
@@ -831,7 +839,9 @@ class Pruner:
                 look_for.describe(),
                 len(whole),
             )
-            return _Plan(whole, ratio, source, evidence=by_line, allowance=allowance)
+            return _Plan(
+                whole, ratio, source, evidence=by_line, rare=layout.rare, allowance=allowance
+            )
         packed = layout.budget if settings.pack_windows else window
         batches = pack_windows(windows, sizes, packed)
         chunks = [window_chunk(entries, [(w.first, w.last) for w in batch]) for batch in batches]
@@ -860,6 +870,7 @@ class Pruner:
             peaks=peaks,
             footer=layout.footer,
             evidence=by_line,
+            rare=layout.rare,
             allowance=allowance,
         )
 
@@ -971,6 +982,7 @@ class Pruner:
                 limits=limits,
                 config=call_config,
                 scores=plan.evidence,
+                fixed=plan.rare,
             )
             answered = [p.answer for p in pieces if p.answer is not None]
             if answered:
@@ -1024,6 +1036,7 @@ class Pruner:
         limits: _Limits,
         config: RunnableConfig | None,
         scores: Sequence[float] = (),
+        fixed: frozenset[int] = frozenset(),
     ) -> list[_Piece]:
         try:
             answer = await self._extract_one(build(chunk, part), limits, config)
@@ -1032,7 +1045,7 @@ class Pruner:
                 chunk.describe(),
                 _one_line(answer.output, _MODEL_NOTE_CHARS),
             )
-            named = lines_named(answer.output, chunk, scores or None)
+            named = lines_named(answer.output, chunk, scores or None, fixed=fixed)
             if named is not None:  # the answer named lines by number
                 answer = dataclasses.replace(answer, output=named)
         except _ExtractionFailed as failed:
@@ -1056,6 +1069,7 @@ class Pruner:
                         limits=limits,
                         config=config,
                         scores=scores,
+                        fixed=fixed,
                     )
                     for half in halves
                 )
@@ -1182,6 +1196,21 @@ class Pruner:
         return dataclasses.replace(
             outcome, chars_per_token=plan.chars_per_token, ratio_source=plan.source
         )
+
+
+_RARE_KIND = 2
+"""A kind of line (:func:`~leanloop.pruning.shapes.shape_of`) found at most this often is rare."""
+
+
+def _rare_lines(entries: Sequence[tuple[int, str]], texts: Sequence[str]) -> frozenset[int]:
+    """The raw line numbers whose kind of line is rare in the output."""
+    kinds = [shape_of(text) for text in texts]
+    counts = Counter(kinds)
+    return frozenset(
+        number
+        for (number, _), kind in zip(entries, kinds, strict=True)
+        if counts[kind] <= _RARE_KIND
+    )
 
 
 def _line_scores(entries: Sequence[tuple[int, str]], scores: Sequence[float]) -> tuple[float, ...]:

@@ -25,7 +25,7 @@ that does, stands for that line.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from leanloop.pruning.prompt import Chunk
 
@@ -51,7 +51,13 @@ _ITEM = re.compile(r"(\d+)(?:\s*-\s*(\d+))?")
 _SHOWN = re.compile(r"\s*(\d+)\| ")
 
 
-def lines_named(answer: str, chunk: Chunk, scores: Sequence[float] | None = None) -> str | None:
+def lines_named(
+    answer: str,
+    chunk: Chunk,
+    scores: Sequence[float] | None = None,
+    *,
+    fixed: Collection[int] = (),
+) -> str | None:
     """The lines of ``chunk`` an answer of line numbers names, as the request showed them.
 
     Args:
@@ -60,6 +66,8 @@ def lines_named(answer: str, chunk: Chunk, scores: Sequence[float] | None = None
         scores: How strongly each raw line (0-based) holds what the pass looks for; a
             named line is resolved with them (:func:`resolve_named`). ``None``: taken
             as named.
+        fixed: Raw line numbers (1-based) a model means when it names them: never
+            resolved to a neighbour.
 
     Returns:
         The named lines, one per line, with their numbers; ``""`` when the answer names
@@ -93,7 +101,7 @@ def lines_named(answer: str, chunk: Chunk, scores: Sequence[float] | None = None
         # whole number, in exactly one shown line names that line.
         named = _lines_holding(asked, shown)
     if scores is not None:
-        named = resolve_named(named, list(shown), scores)
+        named = resolve_named(named, list(shown), scores, fixed=fixed)
     return "\n".join(line for n in sorted(named) for line in shown[n])
 
 
@@ -112,7 +120,13 @@ def _lines_holding(values: Sequence[int], shown: dict[int, list[str]]) -> list[i
     return named
 
 
-def resolve_named(named: Sequence[int], shown: Sequence[int], scores: Sequence[float]) -> list[int]:
+def resolve_named(
+    named: Sequence[int],
+    shown: Sequence[int],
+    scores: Sequence[float],
+    *,
+    fixed: Collection[int] = (),
+) -> list[int]:
     """The lines meant by ``named`` (1-based numbers among ``shown``), each once.
 
     A named line stands for a shown line within :data:`NEIGHBOUR_REACH` lines of it that
@@ -120,12 +134,16 @@ def resolve_named(named: Sequence[int], shown: Sequence[int], scores: Sequence[f
     nothing, else over :data:`CLEARLY_MORE` times its score (the 1.5B named an
     ``ERROR code=E204`` line beside the ``ERROR code=E777`` line asked for). Of several,
     the nearest; at the same distance the higher score, then the earlier. Nothing moves
-    when no shown line scores: then nothing tells the pass better than the model.
+    when no shown line scores: then nothing tells the pass better than the model, nor
+    when the named line is in ``fixed``.
 
     Args:
         named: The numbers the model named.
         shown: The numbers the request showed.
         scores: Each raw line's score, 0-based (a number past its end scores nothing).
+        fixed: Lines taken as named whatever their neighbours: the pass passes the lines
+            of a rare kind (a one-of-a-kind line is meant by who names it; the 0.5B named
+            a key-derivation line two lines below a docstring holding the focus word).
     """
 
     def score(number: int) -> float:
@@ -135,7 +153,7 @@ def resolve_named(named: Sequence[int], shown: Sequence[int], scores: Sequence[f
     meant: list[int] = []
     for number in named:
         target = number
-        floor = score(number) * CLEARLY_MORE
+        floor = float("inf") if number in fixed else score(number) * CLEARLY_MORE
         near = [
             other
             for distance in range(1, NEIGHBOUR_REACH + 1)
