@@ -48,10 +48,11 @@ output has. Write the numbers of the lines that answer the question, between \
 """The instructions of a shapes request (the small style's own words, which the 0.5B and
 the 1.5B answer with numbers)."""
 
-# Variable parts of a line: a hex id of six or more characters that holds a digit, a
-# number (with its decimal or thousands separators), a run of digits inside a word.
+# Variable parts of a line: a hex id of six or more characters (left out of examples), and
+# for kinds of line every run of letters and digits that holds a digit.
 _HEX = re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{6,}\b", re.IGNORECASE)
-_NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
+# A run of letters and digits that holds a digit: a number, an id (x2k4l, 5d8f9, E204).
+_VARIABLE = re.compile(r"[A-Za-z0-9]*\d[A-Za-z0-9]*(?:[.,:][A-Za-z0-9]*\d[A-Za-z0-9]*)*")
 _SPACES = re.compile(r"\s+")
 # The words a line's rarity is judged by: letters first, then letters, digits and _.-/
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_.\-/]*[A-Za-z0-9]|[A-Za-z]{2,}")
@@ -74,8 +75,7 @@ _EMPTY = re.compile(r'"[\w.-]+": ?"",? ?|\[\]|""')
 
 def shape_of(line: str) -> str:
     """``line`` with its numbers and ids masked and its white space folded."""
-    masked = _HEX.sub("#", line)
-    masked = _NUMBER.sub("0", masked)
+    masked = _VARIABLE.sub("0", line)
     return _SPACES.sub(" ", masked).strip()
 
 
