@@ -120,3 +120,12 @@ def test_a_one_of_a_kind_line_named_beside_a_focus_word_is_the_line_meant() -> N
     scores[4] = 5.0  # line 5
     assert resolve_named([7], list(range(1, 11)), scores, fixed={7}) == [7]
     assert resolve_named([7], list(range(1, 11)), scores) == [5]
+
+
+def test_a_rare_line_named_beside_the_literal_asked_for_stands_for_the_literal() -> None:
+    # the 1.5B named "pool_timeout_s = 12" (a rare line) beside "pool_size = 48"
+    scores = [0.0] * 10
+    scores[4] = 9.0  # line 5 holds the literal pool_size
+    assert resolve_named([6], list(range(1, 11)), scores, fixed={5, 6}, literal={5}) == [5]
+    # both lines hold a literal: the rare line named is meant
+    assert resolve_named([6], list(range(1, 11)), scores, fixed={6}, literal={5, 6}) == [6]

@@ -53,7 +53,7 @@ from leanloop.pruning.markers import (
     parse_prune_response,
     restore_reserved,
 )
-from leanloop.pruning.numbers import lines_named
+from leanloop.pruning.numbers import Resolution, lines_named
 from leanloop.pruning.prompt import (
     Chunk,
     PromptStyle,
@@ -372,12 +372,8 @@ class _Plan:
     """The best line score of each request (``()``: not read by windows)."""
     footer: str | None = None
     """read_file's closing line, when the windows leave it out: added to what is kept."""
-    rare: frozenset[int] = frozenset()
-    """Lines a model means when it names them (see ``_Layout.rare``)."""
-    evidence: tuple[float, ...] = ()
-    """Each raw line's whole-word score (0-based): a named line is resolved with them
-    (``()``: taken as named). The shapes the model picked are not evidence: the model may
-    name a line beside the one it picked, and it knows better than its own first guess."""
+    resolution: Resolution | None = None
+    """What resolves a line the model names to the line it meant (``None``: taken as named)."""
     allowance: float | None = None
     """The most prompt tokens of output the pass reads (see ``PruneSettings.read_tokens``)."""
     picked: int | None = None
@@ -399,12 +395,8 @@ class _Layout:
     look_for: Focus
     scores: list[float]
     """Each entry's score from the word match."""
-    evidence: tuple[float, ...]
-    """Each raw line's score with whole words only (0-based): what resolves a named
-    line to its neighbour (:func:`~leanloop.pruning.numbers.resolve_named`)."""
-    rare: frozenset[int]
-    """Raw line numbers (1-based) of a kind of line found at most twice: named, they are
-    meant, never resolved to a neighbour."""
+    resolution: Resolution
+    """What resolves a line the model names to the line it meant."""
     footer: str | None
     """read_file's closing line, when it is the last entry (never shown to the model)."""
 
@@ -751,8 +743,17 @@ class Pruner:
             budget=budget,
             look_for=look_for,
             scores=line_scores(texts, look_for),
-            evidence=_line_scores(entries, whole_word_scores(texts, look_for)),
-            rare=_rare_lines(entries, texts),
+            resolution=Resolution(
+                evidence=_line_scores(entries, whole_word_scores(texts, look_for)),
+                rare=_rare_lines(entries, texts),
+                literal=frozenset(
+                    number
+                    for (number, _), value in zip(
+                        entries, line_scores(texts, Focus((), look_for.literals)), strict=True
+                    )
+                    if value > 0
+                ),
+            ),
             footer=lines[-1] if footer else None,
         )
 
@@ -774,7 +775,7 @@ class Pruner:
         """
         if self._settings.shapes <= 0 or len(layout.whole) <= 1:
             return False
-        return not any(layout.evidence)
+        return not any(layout.resolution.evidence)
 
     def _plan(self, tool_name: str, layout: _Layout, scores: list[float]) -> _Plan:
         """The requests of the pass, in the order to read them.
@@ -788,7 +789,6 @@ class Pruner:
         settings = self._settings
         entries, whole, ratio, source = layout.entries, layout.whole, layout.ratio, layout.source
         look_for = layout.look_for
-        by_line = layout.evidence
         allowance = self._allowance(layout)
         # A small model reads one window a request (pack_windows off) even when the
         # whole output would fit one: shown the 41 lines of a file at once, the 0.5B named
@@ -796,7 +796,11 @@ class Pruner:
         if len(whole) == 1 and settings.pack_windows:
             logger.debug("pruning %s: %.2f characters a token (%s)", tool_name, ratio, source)
             return _Plan(
-                whole, ratio, source, evidence=by_line, rare=layout.rare, allowance=allowance
+                whole,
+                ratio,
+                source,
+                resolution=layout.resolution,
+                allowance=allowance,
             )
         sizes = [len(text) + 1 for _, text in entries]
         window = max(min(int(settings.window_tokens_read * ratio), layout.budget), 1)
@@ -813,7 +817,7 @@ class Pruner:
                 len(whole),
             )
             return _Plan(
-                whole, ratio, source, scoring=0, focus=look_for, evidence=by_line, rare=layout.rare,
+                whole, ratio, source, scoring=0, focus=look_for, resolution=layout.resolution,
                 allowance=allowance,
             )  # fmt: skip
         planned = len(entries) - 1 if layout.footer is not None else len(entries)
@@ -840,7 +844,11 @@ class Pruner:
                 len(whole),
             )
             return _Plan(
-                whole, ratio, source, evidence=by_line, rare=layout.rare, allowance=allowance
+                whole,
+                ratio,
+                source,
+                resolution=layout.resolution,
+                allowance=allowance,
             )
         packed = layout.budget if settings.pack_windows else window
         batches = pack_windows(windows, sizes, packed)
@@ -869,8 +877,7 @@ class Pruner:
             focus=look_for,
             peaks=peaks,
             footer=layout.footer,
-            evidence=by_line,
-            rare=layout.rare,
+            resolution=layout.resolution,
             allowance=allowance,
         )
 
@@ -896,7 +903,7 @@ class Pruner:
         # A shapes request is sent only when no line holds a focus word as a whole word
         # (_wants_shapes): a word inside others ("log" in catalog) then leads nowhere, and
         # the list is the rarest kinds of line alone.
-        evidence = [layout.evidence[number - 1] for number, _ in layout.entries]
+        evidence = [layout.resolution.evidence[number - 1] for number, _ in layout.entries]
         shown = candidates(texts, evidence, max_shapes=self._settings.shapes, skip=skip)
         if not shown:
             return layout.scores, None, []
@@ -981,8 +988,7 @@ class Pruner:
                 build=build,
                 limits=limits,
                 config=call_config,
-                scores=plan.evidence,
-                fixed=plan.rare,
+                resolution=plan.resolution,
             )
             answered = [p.answer for p in pieces if p.answer is not None]
             if answered:
@@ -1035,8 +1041,7 @@ class Pruner:
         build: Callable[[Chunk, int], list[BaseMessage]],
         limits: _Limits,
         config: RunnableConfig | None,
-        scores: Sequence[float] = (),
-        fixed: frozenset[int] = frozenset(),
+        resolution: Resolution | None = None,
     ) -> list[_Piece]:
         try:
             answer = await self._extract_one(build(chunk, part), limits, config)
@@ -1045,7 +1050,7 @@ class Pruner:
                 chunk.describe(),
                 _one_line(answer.output, _MODEL_NOTE_CHARS),
             )
-            named = lines_named(answer.output, chunk, scores or None, fixed=fixed)
+            named = lines_named(answer.output, chunk, resolution)
             if named is not None:  # the answer named lines by number
                 answer = dataclasses.replace(answer, output=named)
         except _ExtractionFailed as failed:
@@ -1068,8 +1073,7 @@ class Pruner:
                         build=build,
                         limits=limits,
                         config=config,
-                        scores=scores,
-                        fixed=fixed,
+                        resolution=resolution,
                     )
                     for half in halves
                 )

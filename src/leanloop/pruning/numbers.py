@@ -26,10 +26,18 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Sequence
+from dataclasses import dataclass
 
 from leanloop.pruning.prompt import Chunk
 
-__all__ = ["CLEARLY_MORE", "MAX_RANGE_LINES", "NEIGHBOUR_REACH", "lines_named", "resolve_named"]
+__all__ = [
+    "CLEARLY_MORE",
+    "MAX_RANGE_LINES",
+    "NEIGHBOUR_REACH",
+    "Resolution",
+    "lines_named",
+    "resolve_named",
+]
 
 NEIGHBOUR_REACH = 2
 """How far (in lines) a named line may stand from the line it is taken to mean."""
@@ -51,23 +59,26 @@ _ITEM = re.compile(r"(\d+)(?:\s*-\s*(\d+))?")
 _SHOWN = re.compile(r"\s*(\d+)\| ")
 
 
-def lines_named(
-    answer: str,
-    chunk: Chunk,
-    scores: Sequence[float] | None = None,
-    *,
-    fixed: Collection[int] = (),
-) -> str | None:
+@dataclass(frozen=True)
+class Resolution:
+    """What the pass knows of an output's lines, to resolve a named line (:func:`resolve_named`)."""
+
+    evidence: tuple[float, ...]
+    """Each raw line's score (0-based) with the focus's words as whole words."""
+    rare: frozenset[int] = frozenset()
+    """Raw line numbers (1-based) of a rare kind of line: meant when named."""
+    literal: frozenset[int] = frozenset()
+    """Raw line numbers (1-based) of the lines holding a literal of the focus."""
+
+
+def lines_named(answer: str, chunk: Chunk, resolution: Resolution | None = None) -> str | None:
     """The lines of ``chunk`` an answer of line numbers names, as the request showed them.
 
     Args:
         answer: The model's answer (inside the markers, or the whole answer).
         chunk: The request's lines, numbered as shown.
-        scores: How strongly each raw line (0-based) holds what the pass looks for; a
-            named line is resolved with them (:func:`resolve_named`). ``None``: taken
-            as named.
-        fixed: Raw line numbers (1-based) a model means when it names them: never
-            resolved to a neighbour.
+        resolution: What resolves a named line to the line meant (:func:`resolve_named`);
+            ``None``: taken as named.
 
     Returns:
         The named lines, one per line, with their numbers; ``""`` when the answer names
@@ -100,8 +111,14 @@ def lines_named(
         # it read ("[48]" for "pool_size = 48" at line 621). A number that stands, as a
         # whole number, in exactly one shown line names that line.
         named = _lines_holding(asked, shown)
-    if scores is not None:
-        named = resolve_named(named, list(shown), scores, fixed=fixed)
+    if resolution is not None:
+        named = resolve_named(
+            named,
+            list(shown),
+            resolution.evidence,
+            fixed=resolution.rare,
+            literal=resolution.literal,
+        )
     return "\n".join(line for n in sorted(named) for line in shown[n])
 
 
@@ -126,6 +143,7 @@ def resolve_named(
     scores: Sequence[float],
     *,
     fixed: Collection[int] = (),
+    literal: Collection[int] = (),
 ) -> list[int]:
     """The lines meant by ``named`` (1-based numbers among ``shown``), each once.
 
@@ -141,9 +159,13 @@ def resolve_named(
         named: The numbers the model named.
         shown: The numbers the request showed.
         scores: Each raw line's score, 0-based (a number past its end scores nothing).
-        fixed: Lines taken as named whatever their neighbours: the pass passes the lines
-            of a rare kind (a one-of-a-kind line is meant by who names it; the 0.5B named
-            a key-derivation line two lines below a docstring holding the focus word).
+        fixed: Lines taken as named unless a neighbour holds a literal of the focus
+            that they lack: the pass passes the lines of a rare kind (a one-of-a-kind
+            line is meant by who names it: the 0.5B named a key derivation two lines
+            below a docstring holding the focus word), while a literal the user wrote
+            is the strongest evidence there is (the 1.5B named ``pool_timeout_s = 12``
+            beside the ``pool_size = 48`` asked for).
+        literal: Lines holding a literal of the focus (a code, an id, a quoted string).
     """
 
     def score(number: int) -> float:
@@ -153,12 +175,14 @@ def resolve_named(
     meant: list[int] = []
     for number in named:
         target = number
-        floor = float("inf") if number in fixed else score(number) * CLEARLY_MORE
+        floor = score(number) * CLEARLY_MORE
         near = [
             other
             for distance in range(1, NEIGHBOUR_REACH + 1)
             for other in (number - distance, number + distance)
-            if other in visible and score(other) > floor
+            if other in visible
+            and score(other) > floor
+            and (number not in fixed or (other in literal and number not in literal))
         ]
         if near:
             target = min(near, key=lambda o: (abs(o - number), -score(o), o))
