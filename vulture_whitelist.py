@@ -21,7 +21,7 @@ from leanloop.budget.tokens import MessageCounter, TokenEstimator
 from leanloop.cache_usage import RequestTally
 from leanloop.events import EventRecorder
 from leanloop.protocol.stream import HoldBack
-from leanloop.pruning.extract import PruneOutcome
+from leanloop.pruning.extract import PruneOutcome, Pruner
 from leanloop.report import RequestRecord, RunReport
 from leanloop.serve.progress import ProgressHandler
 from leanloop.sessions.model import Turn
@@ -125,3 +125,7 @@ ScriptedChatModel.wait_for_requests
 ProgressHandler.on_tool_start
 _parameters.parent_run_id
 _parameters.inputs
+
+# pruning/extract.py: a public method for code that builds a Pruner and changes a setting
+# (the Behave steps that size chunks read without an allowance or a shapes request).
+Pruner.with_settings
