@@ -5,7 +5,8 @@ Feature: A focus in the user's own words, and a named line that is the line mean
   names most of the list names nothing, and a pass that finds nothing reads within an
   allowance and names the rest. A line the pruning model names that holds no focus word,
   beside one that does, stands for that one. The older promises: output_prune false gets
-  exactly what it asks for, an identical extract is reused, the repeat guard never hides
+  exactly what it asks for, an identical extract is reused (trimmed from the view too), the
+  repeat guard never hides
   data, the unread ranges it names can be read, sessions carry the extract, and a
   literal the focus names still leads the reading.
 
@@ -140,3 +141,20 @@ Feature: A focus in the user's own words, and a named line that is the line mean
     When the agent is asked "Why did the nightly job stop?"
     Then tool message 1 in request 2 shows the log's lines 130, 350 and 590
     And tool message 1 in request 2 shows no filler line
+
+  Scenario: An extract the kinds of line made, trimmed from the view and asked for again, is reused without another request (shapes x trimming x reuse x the guard)
+    Given the workspace has "b.txt" holding 60 numbered lines
+    And the workspace has "c.txt" holding 60 numbered lines
+    And the workspace has "d.txt" holding 60 numbered lines
+    And an agent with window 3000, pruning_min_chars 5000 and the script:
+      | reply                                                                                      |
+      | call read_file {"path": "app.log", "output_prune_context": "what went wrong overnight"}    |
+      | call read_file {"path": "b.txt"}; read_file {"path": "c.txt"}; read_file {"path": "d.txt"} |
+      | call read_file {"path": "app.log", "output_prune_context": "what went wrong overnight"}    |
+      | Deadlocks and a timeout.                                                                   |
+    When the agent is asked "What went wrong overnight?"
+    Then report call 1 has fate "trimmed"
+    And report call 5 notes "ran again: the result of the same call at step 1 was trimmed"
+    And the pass before request 4 made no extraction request
+    And the "leanloop.pruned" events say reused false, true
+    And tool message 5 in request 4 shows the log's lines 130, 350, 470 and 590
