@@ -1,14 +1,13 @@
 Feature: A focus in the user's own words, and a named line that is the line meant, crossed with the older rules
   Two rules of ADR 0006 amendment 7 (issue 36) meet the older promises here, on whole runs.
   When no line holds a word or literal of the focus, the pass first shows the pruning model
-  one line of each rare kind the output has and reads the kinds it names; an answer that
-  names most of the list names nothing, and a pass that finds nothing reads within an
-  allowance and names the rest. A line the pruning model names that holds no focus word,
-  beside one that does, stands for that one. The older promises: output_prune false gets
-  exactly what it asks for, an identical extract is reused (trimmed from the view too), the
-  repeat guard never hides
-  data, the unread ranges it names can be read, sessions carry the extract, and a
-  literal the focus names still leads the reading.
+  one line of each rare kind the output has and keeps and reads the kinds it names; an
+  answer that names most of the list stands for its first three, the rarest, and the rest
+  is named as unread. A line the pruning model names that holds no focus word, beside one
+  that does, stands for that one. The older promises: output_prune false gets exactly what
+  it asks for, an identical extract is reused (trimmed from the view too), the repeat guard
+  never hides data, the unread ranges it names can be read, sessions carry the extract, and
+  a literal the focus names still leads the reading.
 
   The log has 640 lines; four say something (ERROR lines), the rest are filler that no
   focus here names. The pruning model is declared small (chunks of at most 1,024 tokens,
