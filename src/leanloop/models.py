@@ -28,6 +28,7 @@ from langchain_core.language_models import BaseChatModel
 from leanloop._imports import ImportPathError, import_object
 from leanloop.exceptions import SpecError, SpecIssue
 from leanloop.httpclients import LoopLocalTransport, loop_safe_async_client
+from leanloop.redact import redact_logs, redact_text
 from leanloop.spec.options import (
     PORTABLE_OPTIONS,
     field_of,
@@ -57,8 +58,10 @@ def build_chat_model(spec: ModelSpec) -> BaseChatModel:
     Raises:
         SpecError: When the model cannot be built (a missing package or credential, an
             option the class does not accept); the issue points at where the model was
-            declared and never repeats the API key.
+            declared and never repeats the API key or a password in ``base_url``.
     """
+    # httpx logs each request's URL, base_url's credentials included: hidden from here on.
+    redact_logs()
     try:
         cls = _model_class(spec)
         model: BaseChatModel = cls(**_arguments(spec, cls))
@@ -152,7 +155,7 @@ def _redact(text: str, spec: ModelSpec) -> str:
     secrets += [v for k, v in spec.kwargs.items() if isinstance(v, str) and _secret_key(str(k))]
     for secret in secrets:
         text = text.replace(secret, "***")
-    return text
+    return redact_text(text)  # a constructor's error may repeat base_url (pydantic's do)
 
 
 def _secret_key(key: str) -> bool:

@@ -199,7 +199,7 @@ def test_the_banner_names_agent_model_window_session_and_the_way_out() -> None:
 
     assert first == (
         "leanloop chat · agent helper · model openai-compatible qwen at "
-        "http://host:8080/v1 · window 8,192 tokens"
+        "http://me:***@host:8080/v1 · window 8,192 tokens"  # leanloop.redact's one rule
     )
     assert session == (
         "session chat-0123456789ab (new; continue it later with --session chat-0123456789ab)"

@@ -36,7 +36,13 @@ from leanloop.agent.conversation import run_turn, session_of
 from leanloop.agent.inputs import AgentInput, opening_messages
 from leanloop.agent.structured import attach_structured
 from leanloop.budget import SHARED_ESTIMATORS, TokenEstimators
-from leanloop.exceptions import InvalidArgument, SpecError, SpecIssue, ToolError
+from leanloop.exceptions import (
+    InvalidArgument,
+    InvalidArgumentType,
+    SpecError,
+    SpecIssue,
+    ToolError,
+)
 from leanloop.loop import AgentLoop, TextSink
 from leanloop.loop.profiles import pick_profile
 from leanloop.models import build_chat_model
@@ -44,6 +50,7 @@ from leanloop.protocol import question_of
 from leanloop.sessions import without_session
 from leanloop.spec import load_specs
 from leanloop.spec.load import load_specs_from_dict
+from leanloop.spec.toolrefs import TOOL_NAME
 from leanloop.spec.types import AGENT_PREFIX, AgentSpec, ModelSpec
 from leanloop.tools.agents import agent_tool
 from leanloop.tools.loader import build_tools_by_ref, tool_of
@@ -205,8 +212,9 @@ class LLMAgent(RunnableSerializable[AgentInput, AIMessage]):
 
         Raises:
             InvalidArgument: When neither ``schema`` nor ``output_schema`` is set.
+            InvalidArgumentType: ``schema`` is no pydantic model class (``dict``, ``int``).
         """
-        chosen = schema or self.answer_schema
+        chosen = self.answer_schema if schema is None else _schema_class(schema)
         if chosen is None:
             msg = "with_structured_output needs a schema (or the agent's output_schema)"
             raise InvalidArgument(msg)
@@ -237,7 +245,12 @@ class LLMAgent(RunnableSerializable[AgentInput, AIMessage]):
             name: The tool's name; the agent's name by default.
             description: What the tool is for; the agent's ``description`` by default.
             arg_types: Argument types (LangChain's behaviour).
+
+        Raises:
+            InvalidArgument: ``name`` is not 1-64 letters, digits, ``_`` or ``-``.
         """
+        if name is not None:
+            _check_tool_name(name)  # here, not when the provider refuses the request
         if args_schema is not None or arg_types is not None:
             return super().as_tool(
                 args_schema, name=name, description=description, arg_types=arg_types
@@ -609,6 +622,38 @@ def _policies(spec: AgentSpec, built: list[tuple[str, BaseTool]]) -> dict[str, T
         for ref, tool in built
         if ref in options
     }
+
+
+def _schema_class(schema: object) -> type[BaseModel]:
+    """``schema`` given to ``with_structured_output``, if it is a pydantic model class.
+
+    Raises:
+        InvalidArgumentType: It is anything else; the answer could not be validated into
+            it, and the run would fail only after it had spent its requests.
+    """
+    if isinstance(schema, type) and issubclass(schema, BaseModel):
+        return schema
+    shown = schema.__name__ if isinstance(schema, type) else repr(schema)[:60]
+    msg = (
+        f"with_structured_output({shown}): {shown} is not a pydantic model class; pass a "
+        "subclass of pydantic.BaseModel with the answer's fields (class Answer(BaseModel): "
+        "city: str), not a builtin type, a TypedDict, a dataclass or a JSON schema"
+    )
+    raise InvalidArgumentType(msg)
+
+
+def _check_tool_name(name: str) -> None:
+    """Refuse a tool name the chat APIs refuse (an empty one, a space, over 64 characters).
+
+    Raises:
+        InvalidArgument: With the name and the rule.
+    """
+    if not (isinstance(name, str) and TOOL_NAME.fullmatch(name)):
+        msg = (
+            f"as_tool(name={name!r}): a tool name is 1 to 64 letters, digits, '_' or '-' "
+            "(what the chat APIs accept; the model calls the tool by it)"
+        )
+        raise InvalidArgument(msg)
 
 
 def _output_schema(spec: AgentSpec) -> type[BaseModel] | None:

@@ -30,6 +30,7 @@ import httpx
 
 from leanloop.budget.window import is_own_host
 from leanloop.httpclients import loop_safe_async_client
+from leanloop.redact import redact_url
 
 __all__ = [
     "SAMPLE_CHARS",
@@ -155,7 +156,11 @@ class ServerTokenCounter:
             while len(self._ratios) > _CACHE_SIZE:
                 self._ratios.popitem(last=False)
         logger.debug(
-            "%s counts %d characters as %d tokens (%.2f a token)", root, len(sample), tokens, ratio
+            "%s counts %d characters as %d tokens (%.2f a token)",
+            redact_url(root),
+            len(sample),
+            tokens,
+            ratio,
         )
         return ratio
 
@@ -226,10 +231,10 @@ class ServerTokenCounter:
                         response = await client.post(url, json=body, headers=headers)
         except TimeoutError:
             # A busy server answers late; it has the endpoint, so ask again next time.
-            logger.debug("POST %s took longer than %.1f s", url, self._timeout)
+            logger.debug("POST %s took longer than %.1f s", redact_url(url), self._timeout)
             return None, True
         except Exception as exc:  # a count is a nicety: any failure means "unknown"
-            logger.debug("POST %s failed: %s", url, type(exc).__name__)
+            logger.debug("POST %s failed: %s", redact_url(url), type(exc).__name__)
             return None, False
         if response.status_code in _NO_ENDPOINT:
             return None, False

@@ -44,6 +44,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from leanloop.exceptions import InvalidArgument
+from leanloop.redact import redact_url
 
 __all__ = [
     "DEFAULT_HOSTED_WINDOW",
@@ -198,10 +199,12 @@ class WindowResolver:
         from_profile = _positive_int((profile or {}).get("max_input_tokens"))
         if from_profile is not None:
             return Window(from_profile, "profile")
+        # The notes are shown (window, the report, serve's replies): no credentials.
+        shown = redact_url(base_url) if base_url else base_url
         if local and not _is_hosted(base_url):
-            note = f"the server at {base_url} did not say its window; set context_window"
+            note = f"the server at {shown} did not say its window; set context_window"
             return Window(DEFAULT_LOCAL_WINDOW, "default:local", note)
-        where = f"{base_url} (a hosted API)" if base_url else "the hosted API"
+        where = f"{shown} (a hosted API)" if base_url else "the hosted API"
         note = f"{where} did not say its window; set context_window if it is smaller"
         return Window(DEFAULT_HOSTED_WINDOW, "default:hosted", note)
 
@@ -237,7 +240,7 @@ class WindowResolver:
         ttl = self._unknown_ttl if provisional else self._answer_ttl
         with self._lock:
             self._cache[key] = _Probed(found, self._clock() + ttl)
-        logger.debug("window probe %s model=%r: %s", base, model, found)
+        logger.debug("window probe %s model=%r: %s", redact_url(base), model, found)
         return found
 
 

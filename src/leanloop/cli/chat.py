@@ -39,7 +39,6 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, NamedTuple, TextIO
-from urllib.parse import urlsplit, urlunsplit
 
 from leanloop.cli._runs import (
     EXIT_BAD_INPUT,
@@ -50,6 +49,7 @@ from leanloop.cli._runs import (
     stream_answer,
 )
 from leanloop.exceptions import RunFailed, StructuredOutputError
+from leanloop.redact import redact_text, redact_url
 from leanloop.report import format_report, summary_line
 
 if TYPE_CHECKING:
@@ -242,7 +242,7 @@ def banner_lines(spec: AgentSpec, thread: str, *, given: bool) -> list[str]:
     if model.provider is not None:
         what = f"{model.provider} {what}"
     if model.base_url:
-        what += f" at {_without_secrets(model.base_url)}"
+        what += f" at {redact_url(model.base_url)}"  # its password and query key hidden
     window = (
         f"window {model.context_window:,} tokens"
         if model.context_window
@@ -258,14 +258,6 @@ def banner_lines(spec: AgentSpec, thread: str, *, given: bool) -> list[str]:
         session,
         "Type a question and press Enter. /help lists the commands; /exit or Ctrl-D leaves.",
     ]
-
-
-def _without_secrets(url: str) -> str:
-    """``url`` without a user or password (a base URL may carry them)."""
-    parts = urlsplit(url)
-    if "@" not in parts.netloc:
-        return url
-    return urlunsplit(parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]))
 
 
 # --- line reading and history ---------------------------------------------------------
@@ -539,13 +531,13 @@ def _turn(args: argparse.Namespace, agent: LLMAgent, state: ChatState, question:
             answer, report = run_interruptible(_ask(agent, question, config, spinner))
     except RunFailed as exc:
         state.report = {"answer": None, **exc.report.to_dict()}
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {redact_text(str(exc))}", file=sys.stderr)
         return False
     except StructuredOutputError as exc:
         # The run ended; only its typed answer could not be made: keep what it gave.
         meta = exc.answer.response_metadata.get("leanloop", {})
         state.report = {"answer": exc.answer.text, **meta, "error": str(exc)}
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {redact_text(str(exc))}", file=sys.stderr)
         return False
     state.report = {"answer": answer, **report}
     if not args.quiet:

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from leanloop.exceptions import SpecError, SpecIssue, ToolError
+from leanloop.redact import redact_text
 from leanloop.spec.types import AGENT_PREFIX, AgentSpec, McpServerSpec, ModelSpec, SourceLocation
 
 __all__ = ["check_models"]
@@ -93,7 +94,7 @@ def _print(verdicts: Mapping[str, _Verdict]) -> int:
         for issue in verdict.issues:
             if str(issue) not in printed:
                 printed.add(str(issue))
-                print(f"error: {issue} (agent {name})", file=sys.stderr)
+                print(f"error: {redact_text(str(issue))} (agent {name})", file=sys.stderr)
         if verdict.issues:
             plural = "s" if len(verdict.issues) > 1 else ""
             lines.append(f"failed: {name} ({len(verdict.issues)} problem{plural})")
@@ -225,6 +226,7 @@ def _build_model(model: ModelSpec) -> tuple[str, list[SpecIssue]]:
         text = f"cannot build the model: {type(exc).__name__}: {exc}"
         if model.api_key:
             text = text.replace(model.api_key, "***")
+        text = redact_text(text)  # the provider's text may repeat base_url
         loc = model.location
         if loc is None:
             return "", [SpecIssue("<model>", None, None, model.name or "model", text)]

@@ -10,6 +10,8 @@ standard library.
 
 from __future__ import annotations
 
+import inspect
+import re
 import sys
 import types
 from typing import Any
@@ -17,6 +19,7 @@ from typing import Any
 __all__ = [
     "BUILTIN_TOOLS",
     "MCP_PREFIX",
+    "TOOL_NAME",
     "callable_refusal",
     "is_standard_module",
     "mcp_server_of",
@@ -26,6 +29,9 @@ __all__ = [
 
 BUILTIN_TOOLS: tuple[str, ...] = ("read_file", "search", "list_files")
 MCP_PREFIX = "mcp:"
+
+TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
+"""A name a tool may have (``fullmatch``): what OpenAI's API accepts, the strictest."""
 
 _STANDARD = frozenset(sys.stdlib_module_names) | frozenset(sys.builtin_module_names)
 
@@ -96,7 +102,9 @@ def callable_refusal(obj: Any, ref: str, *, shown: str | None = None) -> str | N
 
     A tool is a Python function (or a callable object) of the user's own code: one whose
     home (``__module__``: where it was defined, not where it was imported) is the
-    standard library or the builtins is refused, and so is a compiled function.
+    standard library or the builtins is refused, and so is a compiled function. So is a
+    generator function, sync or async: a call returns a generator object, whose text
+    (``<generator object ...>``) is all the model would get.
 
     Args:
         obj: The imported callable.
@@ -113,4 +121,17 @@ def callable_refusal(obj: Any, ref: str, *, shown: str | None = None) -> str | N
             f"{repr(ref) if shown is None else shown} is a compiled function, not a tool; "
             "a tool is a LangChain tool or a function of your own module"
         )
+    if refusal is None and _is_generator(obj):
+        refusal = (
+            f"{repr(ref) if shown is None else shown} is a generator function: the model "
+            "would get a generator object, not what it yields; return the values instead "
+            "(a list or a string)"
+        )
     return refusal
+
+
+def _is_generator(obj: Any) -> bool:
+    """Whether calling ``obj`` makes a generator (or an async one), not a result."""
+    targets = (obj, getattr(type(obj), "__call__", None))  # noqa: B004 - an object's own __call__
+    tests = (inspect.isgeneratorfunction, inspect.isasyncgenfunction)
+    return any(test(target) for test in tests for target in targets)

@@ -23,7 +23,6 @@ from __future__ import annotations
 import difflib
 import inspect
 import logging
-import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -32,7 +31,7 @@ from langchain_core.tools import BaseTool, StructuredTool
 
 from leanloop._imports import ImportPathError, import_object, is_import_path
 from leanloop.exceptions import ToolError
-from leanloop.spec.toolrefs import callable_refusal
+from leanloop.spec.toolrefs import TOOL_NAME, callable_refusal
 from leanloop.spec.types import McpServerSpec
 from leanloop.tools.mcp import load_mcp_tools, parse_mcp_ref
 from leanloop.tools.names import BUILTIN_TOOLS, standard_callable_refusal
@@ -49,9 +48,6 @@ __all__ = [
 ]
 
 _log = logging.getLogger(__name__)
-
-_TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
-"""What chat APIs accept as a function name (OpenAI's rule, the strictest common one)."""
 
 
 def load_tool(
@@ -276,7 +272,7 @@ def tool_of(obj: Any) -> BaseTool:
 
 
 def _checked_name(tool: BaseTool, ref: str) -> BaseTool:
-    if not _TOOL_NAME.fullmatch(tool.name):
+    if not TOOL_NAME.fullmatch(tool.name):
         msg = f"tool {ref!r} is named {tool.name!r}; use 1-64 letters, digits, '_' or '-'"
         raise ToolError(msg)
     return tool
