@@ -7,7 +7,11 @@ results file, each agent's model), so bad input is one located line per problem 
 progress bar on a terminal, and prints the summary on stdout.
 
 Exit 0 when every task has a result and none failed; 1 when a task failed or was left
-without a result (a run of the batch again retries only those without one).
+without a result (a run of the batch again retries only those without one), or when a
+result could not be written (a full disk: one line, ``cannot write FILE: No space left on
+device; rerun to resume``); 2 for bad input, and for a results file another batch is
+writing (it holds the file's lock: a second batch would run every task again), which is
+left untouched.
 """
 
 from __future__ import annotations
@@ -69,8 +73,10 @@ def batch_command(args: argparse.Namespace, run: Runner[Any]) -> int:
     the results written until then are on disk).
 
     Raises:
-        SpecError: Bad input, one located issue per problem (the CLI exits 2).
-        LeanloopError: ``--ray`` without Ray installed, or no cluster (the CLI exits 1).
+        SpecError: Bad input, one located issue per problem, or a results file another
+            batch holds (the CLI exits 2).
+        LeanloopError: ``--ray`` without Ray installed, or no cluster, or a result that
+            could not be written (the CLI exits 1).
     """
     from leanloop.spec import load_specs  # noqa: PLC0415
 

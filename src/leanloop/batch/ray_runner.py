@@ -92,7 +92,8 @@ def run_ray(
         could not run them (the error says why).
 
     Raises:
-        LeanloopError: Ray is not installed, or the cluster could not be joined or started.
+        LeanloopError: Ray is not installed, the cluster could not be joined or started,
+            or a result could not be written (a full disk).
     """
     try:
         import ray  # noqa: PLC0415 - the optional extra, only for --ray
@@ -143,9 +144,9 @@ def run_ray(
                     _log.warning("task %r (line %d) has no result: %s", task.id, task.line, why)
                     outcome.lost.append((task, why))
                     continue
-                results.write(record)
+                written = results.write(record)  # a full disk raises: the batch ends
                 if on_result is not None:
-                    on_result(record)
+                    on_result(written)
             submit()
         return outcome
     finally:

@@ -7,27 +7,45 @@ batch run one task at a time gives the same results as one run four at a time.
 
 :func:`run_task` is also what a Ray worker runs (:mod:`leanloop.batch.ray_runner`); what
 it returns is the result line, JSON-ready.
+
+A task's ``expected`` is matched with a time limit (:data:`MATCH_SECONDS`), by the
+``regex`` module with the GIL released, as the workspace ``search`` tool matches: ``re``
+holds the GIL while it backtracks, so a pattern such as ``(a|aa)+$`` would hold the batch
+at full CPU for hours, deaf to Ctrl-C and SIGTERM. A match that runs out of time counts as
+not correct, with a ``note`` in the result line saying so.
 """
 
 from __future__ import annotations
 
 import asyncio
-import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from leanloop.exceptions import RunFailed, StructuredOutputError
+import regex  # type: ignore[import-untyped,unused-ignore]  # no stubs in the dev set
+
+from leanloop.exceptions import LeanloopError, RunFailed, StructuredOutputError
 
 if TYPE_CHECKING:
     from leanloop.batch.results import ResultsFile
     from leanloop.batch.tasks import BatchTask
     from leanloop.spec.types import AgentSpec
 
-__all__ = ["OnResult", "result_record", "run_local", "run_task"]
+__all__ = [
+    "MATCH_SECONDS",
+    "OnResult",
+    "expected_matches",
+    "result_record",
+    "run_local",
+    "run_task",
+]
 
 OnResult = Callable[[dict[str, Any]], None]
 """Called in the driver with each result line once it is written (the progress bar)."""
+
+MATCH_SECONDS = 1.0
+"""The longest an ``expected`` pattern may take to match one answer (a sane one takes
+microseconds; one that backtracks without end is cut here, and a signal waits at most this)."""
 
 
 async def run_task(spec: AgentSpec, task: BatchTask) -> dict[str, Any]:
@@ -59,6 +77,30 @@ async def run_task(spec: AgentSpec, task: BatchTask) -> dict[str, Any]:
     return result_record(task, answer, report, error=error, seconds=time.perf_counter() - started)
 
 
+def expected_matches(
+    pattern: str, answer: str | None, *, seconds: float = MATCH_SECONDS
+) -> tuple[bool, str | None]:
+    """Whether ``pattern`` is found in ``answer``, within ``seconds``; and a note, or ``None``.
+
+    Returns:
+        ``(found, None)``; ``(False, note)`` when the match ran out of time (the note says
+        so) or the pattern cannot be used (the tasks check makes that rare).
+    """
+    if answer is None:
+        return False, None
+    try:
+        # concurrent: the GIL is released while matching, so other threads go on.
+        found = regex.search(pattern, answer, timeout=seconds, concurrent=True) is not None
+    except TimeoutError:
+        return False, (
+            f"expected took too long to match (over {seconds:g} s): nested or overlapping "
+            "repeats such as (a|aa)+ backtrack without end; counted as not correct"
+        )
+    except (regex.error, ValueError, OverflowError, RecursionError) as exc:
+        return False, f"expected could not be matched ({exc}); counted as not correct"
+    return found, None
+
+
 def result_record(
     task: BatchTask,
     answer: str | None,
@@ -66,8 +108,12 @@ def result_record(
     *,
     error: str | None,
     seconds: float,
+    match_seconds: float = MATCH_SECONDS,
 ) -> dict[str, Any]:
-    """The result line of ``task``: answer, stop reason, usage, correctness and report."""
+    """The result line of ``task``: answer, stop reason, usage, correctness and report.
+
+    ``match_seconds`` is the time ``expected`` may take to match (:func:`expected_matches`).
+    """
     requests = [r for r in report.get("requests", ()) if isinstance(r, Mapping)]
     record: dict[str, Any] = {
         "id": task.id,
@@ -83,7 +129,9 @@ def result_record(
     }
     if task.expected is not None:
         record["expected"] = task.expected
-        record["correct"] = answer is not None and re.search(task.expected, answer) is not None
+        record["correct"], note = expected_matches(task.expected, answer, seconds=match_seconds)
+        if note is not None:
+            record["note"] = note
     if error is not None:
         record["error"] = error
     record["report"] = dict(report)
@@ -102,6 +150,10 @@ async def run_local(
 
     Results are written in the order tasks finish; a cancel (Ctrl-C) stops the tasks in
     flight, and every result written before it is on disk.
+
+    Raises:
+        LeanloopError: A result could not be written (a full disk): the tasks in flight
+            are stopped, and the error is raised as itself, not in an exception group.
     """
     limit = asyncio.Semaphore(concurrency)
 
@@ -109,14 +161,19 @@ async def run_local(
         async with limit:
             record = await run_task(specs[task.agent], task)
         # No await between the run's end and the write: one writer, lines never interleave.
-        results.write(record)
+        written = results.write(record)
         if on_result is not None:
-            on_result(record)
+            on_result(written)
 
     # One coroutine per task is cheap; the semaphore keeps `concurrency` runs at a time.
-    async with asyncio.TaskGroup() as group:
-        for task in tasks:
-            group.create_task(one(task))
+    try:
+        async with asyncio.TaskGroup() as group:
+            for task in tasks:
+                group.create_task(one(task))
+    except* LeanloopError as failed:
+        # The first write that failed ended the group (the others were cancelled): its
+        # one line is the batch's, not a traceback of the group.
+        raise failed.exceptions[0] from None
 
 
 def _sum(rows: Sequence[Mapping[str, Any]], key: str) -> int | None:

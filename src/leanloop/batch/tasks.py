@@ -7,11 +7,15 @@ Each line is ``{"id": ..., "question": ..., "agent"?: ..., "expected"?: ...}``:
 - ``question``: the text the agent is asked (not blank);
 - ``agent``: the agent that answers; the command's ``--agent`` (or the file's only agent)
   when left out;
-- ``expected``: a regular expression; a result whose answer it matches (``re.search``)
-  is correct, and the summary gives the accuracy over the tasks that have one.
+- ``expected``: a regular expression; a result whose answer it matches (a search, by
+  the ``regex`` module, with a time limit: :mod:`leanloop.batch.runner`) is correct, and
+  the summary gives the accuracy over the tasks that have one.
 
-Blank lines are skipped. Every problem of the file is reported, each located
-(``tasks.jsonl:7: id: 'q3' is also the id of line 2``), before any task runs.
+Blank lines are skipped; a byte order mark at the file's start is not part of the first
+line. Every problem of the file is reported, each located (``tasks.jsonl:7: id: 'q3' is
+also the id of line 2``), before any task runs: text that is not UTF-8 (a lone surrogate
+such as ``"\\ud800"``, which JSON can spell but no results line can hold) and a line nested
+too deeply to parse are problems of their line too.
 """
 
 from __future__ import annotations
@@ -83,13 +87,15 @@ def read_tasks(
 
     Raises:
         SpecError: With every problem of the file, each located ``file:line``: a line that
-            is not a JSON object, a missing or wrong key, a duplicate id, an agent the
-            agents file lacks, an ``expected`` that is not a regular expression, an
-            unreadable or non-UTF-8 file, a file without tasks.
+            is not a JSON object (or is nested too deeply), a missing or wrong key, a
+            duplicate id, an agent the agents file lacks, an ``expected`` that is not a
+            regular expression, text that is not UTF-8 (a lone surrogate), an unreadable
+            or non-UTF-8 file, a file without tasks.
     """
     source = os.fspath(path)
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        # utf-8-sig: a byte order mark (Notepad, PowerShell) is no part of the first task.
+        text = Path(path).read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as exc:
         raise SpecError(
             [SpecIssue(source, None, None, "", f"not UTF-8 text ({exc.reason})")]
@@ -150,13 +156,20 @@ def _task(
     except ValueError as exc:
         problems.append(("", f"not JSON ({exc})"))
         return None
+    except RecursionError:
+        # Arrays in arrays a thousand deep: the parser's recursion, not a traceback.
+        problems.append(("", "not a task: nested too deeply to read"))
+        return None
     if not isinstance(item, dict):
         problems.append(("", f"a task is a JSON object, not {_kind(item)}"))
         return None
     unknown = sorted(set(item) - TASK_KEYS)
     if unknown:
         # A misspelt key ("questoin") would otherwise be a task silently without it.
-        problems.append((unknown[0], f"unknown key (a task has {', '.join(sorted(TASK_KEYS))})"))
+        key = unknown[0] if _utf8(unknown[0]) else ascii(unknown[0])
+        problems.append((key, f"unknown key (a task has {', '.join(sorted(TASK_KEYS))})"))
+    if not _text_is_utf8(item, problems):
+        return None
     task_id = _task_id(item, number, first_line, problems)
     question = _question(item, problems)
     agent = _agent(item, names, default_agent, problems)
@@ -224,12 +237,40 @@ def _expected(item: dict[str, Any], problems: Problems) -> str | None:
         message = f"must be a string (a regular expression), not {_kind(expected)}"
         problems.append(("expected", message))
         return None
+    # Checked by the engine that matches it (runner.expected_matches): one dialect. Imported
+    # here: `leanloop --help` reaches this module and needs no regular expression engine.
+    import regex  # type: ignore[import-untyped,unused-ignore]  # noqa: PLC0415
+
     try:
-        re.compile(expected)
-    except re.error as exc:
+        regex.compile(expected)
+    except (regex.error, re.error, ValueError, OverflowError, RecursionError) as exc:
         problems.append(("expected", f"not a regular expression ({exc})"))
         return None
     return expected
+
+
+def _text_is_utf8(item: dict[str, Any], problems: Problems) -> bool:
+    """Whether every task string of ``item`` is UTF-8 text; a problem per one that is not.
+
+    JSON spells a lone surrogate (``"\\ud800"``) that no UTF-8 file can hold: the task's
+    result line could never be written, so the task is refused now, located.
+    """
+    fine = True
+    for key in sorted(TASK_KEYS & set(item)):
+        value = item[key]
+        if isinstance(value, str) and not _utf8(value):
+            bad = next(char for char in value if not _utf8(char))
+            problems.append((key, f"holds {bad!a}, a lone surrogate: not text (UTF-8)"))
+            fine = False
+    return fine
+
+
+def _utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _kind(value: object) -> str:
