@@ -69,11 +69,12 @@ Feature: The first agent on a small model: an answer from what was read when the
       | call read_file {"path": "bio.txt"} |
     When the agent is asked "Who is described in bio.txt and what did she do?"
     Then the report says stop_reason "repeated_calls" after 2 steps
-    And the answer mentions "I could not finish: the model asked for more tool calls"
+    And the answer mentions "I could not finish: the model kept repeating the same tool calls instead of answering (its last reply held only a tool call)"
+    And the answer mentions "What was read: read_file(path=bio.txt)."
     And the tool "read_file" ran 1 times
     And the report has an event mentioning "for the answer from what was read: no answer (the reply held no text, only a call); stop: repeated_calls"
 
-  Scenario: With nothing read, repeated failing calls still end by repeated_calls
+  Scenario: With nothing read, repeated failing calls end by repeated_calls without asking for a guess
     Given an agent with model "qwen2.5-coder-0.5b-instruct" and the script:
       | reply                                  |
       | call read_file {"path": "missing.txt"} |
@@ -82,7 +83,9 @@ Feature: The first agent on a small model: an answer from what was read when the
       | I found nothing.                       |
     When the agent is asked "What does the biography say?"
     Then the report says stop_reason "repeated_calls" after 3 steps
-    And request 4 ends with a human message starting "Stop calling tools. Using only the tool results above"
+    And the report lists 3 model requests
+    And the report has an event mentioning "no final request: no tool call returned data; stop: repeated_calls"
+    And the answer mentions "No tool call returned data, so there is nothing to answer from."
     And the report has no event mentioning "answer from what was read"
 
   Scenario: A large model keeps the old ending (the default profile does not ask)

@@ -79,7 +79,7 @@ Feature: astream shows the answer as it arrives, never part of a tool call
     When the agent is asked "Look up a and b" through astream
     And the twin is asked "Look up a and b"
     Then the streamed text equals the twin's answer
-    And the streamed text ends with "Tools that ran: lookup."
+    And the streamed text ends with "What was read: lookup(key=a)."
     And the last stream chunk has no text and carries a report with stop_reason "max_rounds"
 
   Scenario: Prose before a call on the final request is streamed once

@@ -219,7 +219,8 @@ Feature: The agent loop speaks the text tool protocol end to end
       | [call lookup {"key": "b"}] |
     When the agent is asked "Look up a and b"
     Then the answer mentions "could not finish"
-    And the answer mentions "Tools that ran: lookup."
+    And the answer mentions "it used all its rounds before the model answered"
+    And the answer mentions "What was read: lookup(key=a)."
     And the tool "lookup" received {"key": "a"}
 
   Scenario: A small model in text mode gets answer turns after results, as the embedded template does

@@ -25,6 +25,7 @@ second base a class keeps, so that ``except ValueError`` still catches it, is in
     │   └── CutStreamError [RuntimeError]  a streamed reply stopped before its end (loop)
     ├── AgentRunError               a run ended without a usable answer
     │   ├── RunFailed [ModelError]    a request failed mid-run; carries the partial report
+    │   ├── NoAnswer                  ``no_answer: raise``: the run ended without an answer
     │   └── StructuredOutputError     the answer could not be typed as its schema
     ├── ToolError                   a tool could not be built or loaded (never raised mid-run)
     ├── LocalModelError             the embedded llama.cpp server could not be set up or run
@@ -63,7 +64,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from langchain_core.messages import BaseMessage
+    from langchain_core.messages import AIMessage, BaseMessage
 
     from leanloop.report import RunReport
     from leanloop.sessions.identity import AgentIdentity
@@ -77,6 +78,7 @@ __all__ = [
     "LeanloopSignal",
     "LocalModelError",
     "ModelError",
+    "NoAnswer",
     "RunFailed",
     "SessionAgentMismatch",
     "SessionBusy",
@@ -209,6 +211,31 @@ class RunFailed(AgentRunError, ModelError):
         super().__init__(message)
         self.report = report
         self.messages = list(messages)
+
+
+class NoAnswer(AgentRunError):
+    """A run ended without the model's answer, and the agent says ``no_answer: raise``.
+
+    Raised only by agents that ask for it (the default, ``no_answer: return``, returns
+    the ending's words as the message, with ``stop_reason`` in its report). It is a run
+    that stopped for a limit (``max_rounds``, ``budget_exhausted``, ``repeated_calls``)
+    or whose model wrote no answer (``no_answer``: the question or the loop's own
+    instruction written back).
+
+    Attributes:
+        stop_reason: The run's stop reason.
+        message: The message the run would have returned: the ending's words (what
+            stopped the run, what was read) or the model's last reply; its
+            ``response_metadata["leanloop"]`` is the whole report.
+        report: The run report (``message``'s), as a dict.
+    """
+
+    def __init__(self, message: AIMessage) -> None:
+        report = dict(message.response_metadata.get("leanloop", {}))
+        self.stop_reason = str(report.get("stop_reason", ""))
+        self.message = message
+        self.report = report
+        super().__init__(f"the run ended by {self.stop_reason}: {message.text}")
 
 
 class ToolError(LeanloopError):

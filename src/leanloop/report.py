@@ -26,10 +26,16 @@ __all__ = [
     "summary_line",
 ]
 
-StopReason = Literal["answer", "max_rounds", "budget_exhausted", "repeated_calls", "failed"]
+StopReason = Literal[
+    "answer", "max_rounds", "budget_exhausted", "repeated_calls", "no_answer", "failed"
+]
 
-ENDED_OTHERWISE: frozenset[str] = frozenset({"max_rounds", "budget_exhausted", "repeated_calls"})
-"""Stop reasons of a run that ended with a composed answer instead of the model's own."""
+ENDED_OTHERWISE: frozenset[str] = frozenset(
+    {"max_rounds", "budget_exhausted", "repeated_calls", "no_answer"}
+)
+"""Stop reasons of a run that ended without the model's own answer: a limit stopped it
+(its text is the last, tool-less reply, or the ending's own words) or the model's reply
+was not an answer (``no_answer``: it wrote back the loop's instruction or the question)."""
 
 RESULT_PREVIEW_CHARS = 4_000
 """Characters of a tool result the report keeps (``ToolCallRecord.result_preview``): enough
@@ -171,6 +177,15 @@ class RunReport:
     """The user's question (the last human turn of the input)."""
     error: str | None = None
     """Why the run failed (``stop_reason`` ``failed``); ``None`` otherwise."""
+    ending: str | None = None
+    """What stopped a run that did not end with an answer, in a few words (the same
+    words for the CLI, the page, ``serve`` and ``batch``); ``None`` for an answer."""
+    rests_on: list[str] = field(default_factory=list)
+    """The calls whose results the run read (``name(key=value)``): what its text rests on.
+    Empty when no tool call returned data."""
+    set_aside: str | None = None
+    """The model's last reply when the run did not give it as the answer (it was not an
+    answer, or it rested on no tool result); ``None`` otherwise."""
     elapsed_s: float | None = None
     """Wall time of the run in seconds."""
     pruning_fallbacks: list[dict[str, Any]] = field(default_factory=list)

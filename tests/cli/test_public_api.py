@@ -31,6 +31,7 @@ PUBLIC_NAMES = {
     "LocalModelError",
     "ModelError",
     "ModelSpec",
+    "NoAnswer",
     "RunFailed",
     "RunReport",
     "SessionAgentMismatch",

@@ -39,6 +39,7 @@ from leanloop.budget import SHARED_ESTIMATORS, TokenEstimators
 from leanloop.exceptions import (
     InvalidArgument,
     InvalidArgumentType,
+    NoAnswer,
     SpecError,
     SpecIssue,
     ToolError,
@@ -47,6 +48,7 @@ from leanloop.loop import AgentLoop, TextSink
 from leanloop.loop.profiles import pick_profile
 from leanloop.models import build_chat_model
 from leanloop.protocol import question_of
+from leanloop.report import ENDED_OTHERWISE
 from leanloop.sessions import without_session
 from leanloop.spec import load_specs
 from leanloop.spec.load import load_specs_from_dict
@@ -424,6 +426,8 @@ class LLMAgent(RunnableSerializable[AgentInput, AIMessage]):
                     make_loop=make_loop,
                     on_text=on_text,
                 )
+        if self.spec.no_answer == "raise" and _ended_otherwise(final):
+            raise NoAnswer(final)
         if self.answer_schema is None:
             return final
         return await attach_structured(
@@ -444,6 +448,13 @@ def _background_loop() -> asyncio.AbstractEventLoop:
             threading.Thread(target=loop.run_forever, name="leanloop-sync", daemon=True).start()
             _loop = loop
         return _loop
+
+
+def _ended_otherwise(message: AIMessage) -> bool:
+    """Whether a run's message is no answer: its report's stop reason says a limit or a
+    non-answer ended it (:data:`leanloop.report.ENDED_OTHERWISE`)."""
+    report = message.response_metadata.get("leanloop", {})
+    return report.get("stop_reason") in ENDED_OTHERWISE
 
 
 def load_agents(path: str | os.PathLike[str]) -> dict[str, LLMAgent]:

@@ -38,6 +38,7 @@ import threading
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
+from pathlib import PurePath
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -110,6 +111,11 @@ class Window:
     drops_tools_on_answer_turns: bool = False
     """The server's chat template leaves the tool list out after tool results (it says so
     with the ``leanloop:answer-turn-drops-tools`` mark, as leanloop's own template does)."""
+    served: str | None = None
+    """The model the server says it serves: llama.cpp's model file name (``/props``
+    ``model_path``) or the ``/v1/models`` id; ``None`` when it did not say."""
+    n_params: int | None = None
+    """The served model's parameter count (llama.cpp ``/v1/models`` ``meta.n_params``)."""
 
 
 @dataclass(frozen=True)
@@ -213,6 +219,22 @@ class WindowResolver:
         with self._lock:
             self._cache.clear()
 
+    async def served(
+        self,
+        *,
+        provider: str | None,
+        base_url: str | None,
+        model_name: str | None,
+        api_key: str | None = None,
+    ) -> Window | None:
+        """What a local OpenAI-compatible server says of itself (its window, the model it
+        serves, its size), whatever the configuration says of the window; ``None`` for a
+        hosted API, Ollama's own API, or a server that did not answer. Cached as
+        :meth:`resolve`'s probe is (the same requests answer both)."""
+        if provider == "ollama" or not base_url or not _is_local(provider, base_url):
+            return None
+        return await self._probe_cached(provider, base_url, model_name or "", api_key)
+
     async def _ollama(self, base_url: str | None, model: str, api_key: str | None) -> Window:
         """The window an Ollama run asks for: the loaded model's, the Modelfile's, a default."""
         found = await self._probe_cached("ollama", base_url, model, api_key)
@@ -271,7 +293,13 @@ class _Probe:
             self._lm_studio(),
             self.ollama(),
         )
-        return next((answer for answer in answers if answer is not None), None)
+        found = next((answer for answer in answers if answer is not None), None)
+        if found is None:
+            return None
+        # What the model is may come from another answer than the window's.
+        served = next((a.served for a in answers if a is not None and a.served), None)
+        n_params = next((a.n_params for a in answers if a is not None and a.n_params), None)
+        return dataclasses.replace(found, served=found.served or served, n_params=n_params)
 
     async def ollama(self) -> Window | None:
         """Ollama behind an OpenAI-compatible URL: ``/api/ps``, else ``/api/show``.
@@ -310,6 +338,9 @@ class _Probe:
         template = body.get("chat_template")
         if found is not None and isinstance(template, str) and TEMPLATE_DROPS_TOOLS in template:
             found = dataclasses.replace(found, drops_tools_on_answer_turns=True)
+        path = body.get("model_path")
+        if found is not None and isinstance(path, str) and path.strip():
+            found = dataclasses.replace(found, served=PurePath(path.strip()).name)
         return found
 
     async def _openai_models(self) -> Window | None:
@@ -319,7 +350,16 @@ class _Probe:
         meta = entry.get("meta")
         n_ctx = meta.get("n_ctx") if isinstance(meta, Mapping) else None
         value = n_ctx if n_ctx is not None else entry.get("max_model_len")
-        return _window(value, "server:openai-models")
+        found = _window(value, "server:openai-models")
+        if found is None:
+            return None
+        served = entry.get("id")
+        n_params = _positive_int(meta.get("n_params")) if isinstance(meta, Mapping) else None
+        return dataclasses.replace(
+            found,
+            served=PurePath(served).name if isinstance(served, str) else None,
+            n_params=n_params,
+        )
 
     async def _lm_studio(self) -> Window | None:
         entry = _pick(await self._json("GET", f"{self._root}/api/v0/models"), "data", self._model)

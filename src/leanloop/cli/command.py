@@ -5,8 +5,9 @@ Exit codes (``leanloop --help`` lists them too):
 - 0: the run ended with the model's answer (or the command did what it was asked);
 - 1: the run failed (the model's server did not answer, a request was refused);
 - 2: bad input (a configuration or usage mistake), one located line per problem;
-- 3: the run ended otherwise (``max_rounds``, ``budget_exhausted``, ``repeated_calls``):
-  the answer leanloop composed is still printed, and stderr says how it ended;
+- 3: the run ended otherwise (``max_rounds``, ``budget_exhausted``, ``repeated_calls``,
+  ``no_answer``): stdout has the model's last reply or the ending's words, and stderr says
+  what stopped the run and what the text rests on (:func:`leanloop.endings.describe_ending`);
 - 130: interrupted (Ctrl-C); SIGTERM and SIGHUP end a run the same way, with 143 and 129.
 
 LangChain is imported only by the commands that build a model, so ``--help``,
@@ -67,14 +68,8 @@ __all__ = [
 
 _EPILOG = """exit codes: 0 answered · 1 failed · 2 bad input (or a session that cannot take
 the turn: busy, or an unfinished turn to --resume) · 3 ended otherwise (max_rounds,
-budget_exhausted, repeated_calls: the composed answer is printed) · 130 interrupted
+budget_exhausted, repeated_calls, no_answer: stderr says what stopped it) · 130 interrupted
 (143 SIGTERM, 129 SIGHUP)"""
-
-_ENDINGS = {
-    "max_rounds": "it used all its rounds",
-    "budget_exhausted": "the context budget was spent",
-    "repeated_calls": "the model kept repeating calls",
-}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -394,12 +389,9 @@ def _run(args: argparse.Namespace) -> int:
     if not args.quiet:
         print(summary_line(report), file=sys.stderr)
     if reason in ENDED_OTHERWISE:
-        why = _ENDINGS.get(reason, reason)
-        print(
-            f"leanloop: the run ended by {reason} ({why}); the answer is what it had found "
-            "so far, composed without the model finishing its work",
-            file=sys.stderr,
-        )
+        from leanloop.endings import describe_ending  # noqa: PLC0415 - keep `--help` fast
+
+        print(f"leanloop: the run ended by {reason}: {describe_ending(report)}", file=sys.stderr)
         return EXIT_ENDED_OTHERWISE
     # The page was asked for and is missing: the command did not do all it was asked.
     return EXIT_OK if written else EXIT_FAILED

@@ -27,7 +27,7 @@ from leanloop.localmodel.server import ServerOptions, server_status, start_serve
 __all__ = ["DEMO_QUESTION", "PORT_ENV", "DemoResult", "default_agents_file", "run_demo"]
 
 DEMO_QUESTION = (
-    "Read config/service.toml and tell me which port the service listens on and which team owns it."
+    "Read config/service.toml and tell me which port the service listens on and who owns it."
 )
 PORT_ENV = "LEANLOOP_LOCAL_PORT"
 """The example YAML reads the server's port from this variable."""

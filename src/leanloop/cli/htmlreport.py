@@ -28,6 +28,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from leanloop.endings import describe_ending
+from leanloop.redact import redact_report
+
 __all__ = ["FATES", "render_html", "write_html"]
 
 FATES: tuple[str, ...] = ("kept", "trimmed", "pruned", "cut", "failed", "repeat")
@@ -35,11 +38,9 @@ FATES: tuple[str, ...] = ("kept", "trimmed", "pruned", "cut", "failed", "repeat"
 
 _STOPS: dict[str, str] = {
     "answer": "the model answered",
-    "max_rounds": "ran out of rounds; the answer was composed from what was found",
-    "budget_exhausted": "the context budget was spent; the answer was composed from what was found",
-    "repeated_calls": "the model kept repeating calls; the answer was composed from what was found",
     "failed": "the run failed",
 }
+"""How a run ended, where the report's own words (``describe_ending``) do not apply."""
 
 _COUNTS: tuple[tuple[str, str], ...] = (
     ("results trimmed", "trimmed_results"),
@@ -87,6 +88,7 @@ def render_html(
     Returns:
         The page, a complete HTML document.
     """
+    report = redact_report(report)  # a saved report may name a URL with its password
     if answer is None:
         found = report.get("answer")
         answer = found if isinstance(found, str) else None
@@ -332,7 +334,8 @@ def _summary(
     stop = report.get("stop_reason")
     stop_text = str(stop) if isinstance(stop, str) and stop else "unknown"
     kind = "ok" if stop_text == "answer" else "failed" if stop_text == "failed" else "flag"
-    meaning = _STOPS.get(stop_text, "the report does not say how the run ended")
+    meaning = _STOPS.get(stop_text) or describe_ending(report)
+    meaning = meaning or "the report does not say how the run ended"
     mark = "" if kind == "ok" else "&#9888; "
     out.append(
         f'<div class="stop {kind}" id="stop-reason" data-stop="{_esc(stop_text)}">'

@@ -34,13 +34,14 @@ from langchain_core.messages.ai import UsageMetadata, add_usage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
-from leanloop import events
+from leanloop import endings, events
 from leanloop.budget import SHARED_ESTIMATORS, TokenEstimators, parse_overflow
 from leanloop.budget.run import Prepared, RunBudget
+from leanloop.budget.window import default_resolver
 from leanloop.exceptions import ModelError, RunFailed
 from leanloop.loop import prompts
 from leanloop.loop.prefetch import request_paths
-from leanloop.loop.profiles import PromptProfile, pick_profile
+from leanloop.loop.profiles import SMALL, PromptProfile, pick_profile
 from leanloop.loop.tool_round import ANSWER_TURN, READ, ToolRunner, pruning_trigger
 from leanloop.protocol import (
     HoldBack,
@@ -55,6 +56,7 @@ from leanloop.protocol import (
     text_result_turn,
 )
 from leanloop.pruning import augment_tool_schemas, processed_tokens
+from leanloop.redact import redact_text, redact_url
 from leanloop.report import RunReport, StopReason
 from leanloop.spec.types import AgentSpec, ModelSpec
 from leanloop.tools.registry import ToolRegistry
@@ -261,9 +263,8 @@ class AgentLoop:
                 return await self._final_answer(run, "budget_exhausted")
             read = answered.read or run.protocol.read(answered.reply)  # a step's is read
             if not read.calls and not read.corrections:
-                return await self._finish(
-                    run, read.reply, "budget_exhausted" if run.synthesis else "answer"
-                )
+                reason: StopReason = "budget_exhausted" if run.synthesis else "answer"
+                return await self._finish(run, read.reply, reason, judge=True)
             await self._tool_round(run, read)
             if run.synthesis:
                 return await self._final_answer(run, "budget_exhausted")
@@ -287,7 +288,7 @@ class AgentLoop:
             mode=initial_mode(self.spec.tool_mode, self.model), schemas=self.schemas
         )
         report.tool_mode = protocol.mode
-        profile = self._profile
+        profile = await self._run_profile()
         report.prompt_profile = profile.name
         opening = list(messages)
         base = opening[0] if opening and isinstance(opening[0], SystemMessage) else None
@@ -342,6 +343,23 @@ class AgentLoop:
             await self._prefetch(run, named)
         _resume(run, turn.resume)
         return run
+
+    async def _run_profile(self) -> PromptProfile:
+        """The prompting profile of a run: under ``auto``, what a local server says it
+        serves decides when the configured name did not mark a small model
+        (:func:`~leanloop.loop.profiles.pick_profile`); the probe is the window's, cached."""
+        if self.spec.prompt_profile != "auto" or self._profile is SMALL:
+            return self._profile
+        model = self.spec.model
+        said = await default_resolver().served(
+            provider=model.provider,
+            base_url=model.base_url,
+            model_name=model.model,
+            api_key=model.api_key,
+        )
+        if said is None:
+            return self._profile
+        return pick_profile("auto", model.model, served=said.served, n_params=said.n_params)
 
     async def _prefetch(self, run: _Run, named: Callable[[], list[str]]) -> None:
         """Read the workspace files the request names, as ordinary read_file calls."""
@@ -487,6 +505,9 @@ class AgentLoop:
         """The run's failure, with the partial report and a hint at the server."""
         msg = f"the request to the model failed at step {run.step + 1}: {_one_line(exc)}"
         msg += _server_hint(self.spec.model.base_url, exc)
+        # Shown by the CLI, the report and serve's replies: never base_url's credentials
+        # (the provider's own text may repeat the URL too).
+        msg = redact_text(msg)
         run.report.stop_reason = "failed"
         run.report.error = msg
         run.report.elapsed_s = round(time.monotonic() - run.started, 3)
@@ -661,6 +682,15 @@ class AgentLoop:
         how it went.
         """
         otherwise = unanswered or reason
+        if run.report.tool_calls and not _rests_on(run):
+            # Every call of the run failed: a reply could only guess (a made-up port, in
+            # the issue's run). The ending says so without asking, and nothing is streamed.
+            run.report.events.append(
+                f"step {run.step + 1}: no final request: no tool call returned data; "
+                f"stop: {otherwise}"
+            )
+            ending = endings.ending_text(otherwise, read=[])
+            return await self._finish(run, AIMessage(content=ending), otherwise)
         text = run.profile.with_question(prompt or run.profile.final_answer, run.question)
         run.history.append(HumanMessage(content=text))
         prepared = await self._prepare(run, tools=False)
@@ -680,19 +710,60 @@ class AgentLoop:
         # A call written on the final request is never run; only its text counts.
         text = answer_text(reply, run.protocol.parameters)
         if not text:
-            text = prompts.NO_ANSWER_TEXT.format(tools=_tools_that_ran(run))
             reason = otherwise
+            text = endings.ending_text(
+                reason, read=_rests_on(run), why="its last reply held only a tool call"
+            )
             _note_end(run, note, "no answer (the reply held no text, only a call)", reason)
-        else:
-            _note_end(run, note, f"answered{trimmed}", reason)
+            answer = AIMessage(content=text, usage_metadata=reply.usage_metadata, id=reply.id)
+            return await self._finish(run, answer, reason)
+        _note_end(run, note, f"answered{trimmed}", reason)
         answer = AIMessage(content=text, usage_metadata=reply.usage_metadata, id=reply.id)
-        return await self._finish(run, answer, reason)
+        return await self._finish(run, answer, reason, judge=True, unanswered=otherwise)
 
     def _out_of_context(self, run: _Run, prepared: Prepared) -> AIMessage:
         text = prompts.OUT_OF_CONTEXT_TEXT.format(
-            tokens=prepared.tokens, window=run.budget.plan.window, tools=_tools_that_ran(run)
+            tokens=prepared.tokens, window=run.budget.plan.window
         )
-        return AIMessage(content=text)
+        return AIMessage(content=f"{text} {endings.read_clause(_rests_on(run))}")
+
+    def _judged(
+        self,
+        run: _Run,
+        reply: AIMessage,
+        reason: StopReason,
+        read: list[str],
+        unanswered: StopReason | None,
+    ) -> tuple[AIMessage, StopReason]:
+        """The reply as the run's answer, or the ending's own words (see :meth:`_finish`)."""
+        verdict = endings.judge_reply(
+            reply.text,
+            question=run.question,
+            instructions=_instructions(run),
+            read_something=bool(read),
+        )
+        # A run that stopped for a limit after calls that all failed has nothing to
+        # answer from; without any call, its reply rests on the conversation itself.
+        grounded = reason == "answer" or bool(read) or not run.report.tool_calls
+        if verdict.is_answer and grounded:
+            if verdict.text == reply.text:
+                return reply, reason
+            run.report.events.append(
+                f"step {run.step + 1}: the reply was the request's JSON shape; "
+                "its finding is the answer"
+            )
+            return reply.model_copy(update={"content": verdict.text}), reason
+        if not verdict.is_answer:
+            reason = unanswered or ("no_answer" if reason == "answer" else reason)
+            why = verdict.why
+            said = f"the reply was not an answer ({why}); stop: {reason}"
+        else:  # a run stopped for a limit, and every tool call it made failed
+            why = ""
+            said = f"the reply rests on no tool result (every call failed); stop: {reason}"
+        run.report.events.append(f"step {run.step + 1}: {said}")
+        run.report.set_aside = reply.text
+        text = endings.ending_text(reason, read=read, why=why)
+        return AIMessage(content=text, usage_metadata=reply.usage_metadata, id=reply.id), reason
 
     def _record(
         self,
@@ -718,7 +789,30 @@ class AgentLoop:
             seconds=seconds,
         )
 
-    async def _finish(self, run: _Run, reply: AIMessage, reason: StopReason) -> AIMessage:
+    async def _finish(
+        self,
+        run: _Run,
+        reply: AIMessage,
+        reason: StopReason,
+        *,
+        judge: bool = False,
+        unanswered: StopReason | None = None,
+    ) -> AIMessage:
+        """End the run with ``reply``: stream what the caller has not seen, fill the report.
+
+        With ``judge``, ``reply`` is the model's text and is judged first
+        (:func:`~leanloop.loop.endings.judge_reply`): a reply that is not an answer (the
+        loop's instruction or the question written back, the request's JSON shape with
+        nothing found) ends the run by ``unanswered`` (``no_answer`` when the run was
+        answering), in words; so does the text of a run that stopped for a limit when no
+        tool call of the run returned data (it rests on nothing).
+        """
+        read = _rests_on(run)
+        if judge:
+            reply, reason = self._judged(run, reply, reason, read, unanswered)
+        if reason != "answer":
+            run.report.ending = endings.STOP_WORDS.get(reason)
+        run.report.rests_on = read
         if run.stream.on_text is not None:
             # Answers leanloop composed (or cleaned of a written call) were not streamed as
             # they are: pass on whatever of the final text the caller has not seen yet.
@@ -739,6 +833,24 @@ class AgentLoop:
             usage_metadata=run.usage or reply.usage_metadata,
             id=reply.id,
         )
+
+
+def _rests_on(run: _Run) -> list[str]:
+    """What the run read: the calls that returned data (:func:`endings.rests_on`)."""
+    return endings.rests_on(run.report.tool_calls, resumed=bool(run.resumed_reads))
+
+
+def _instructions(run: _Run) -> list[str]:
+    """The texts the loop itself may have put into the run's conversation."""
+    profile = run.profile
+    texts = (
+        profile.final_answer,
+        profile.answer_after_repeats,
+        profile.answer_turn,
+        profile.synthesis,
+        prompts.FINAL_ANSWER_PROMPT,
+    )
+    return [profile.with_question(text, run.question) for text in texts if text]
 
 
 _ANSWER_AFTER_REPEATS = (
@@ -835,10 +947,11 @@ def _server_hint(base_url: str | None, exc: BaseException) -> str:
     """Where the request went and, when nothing answered there, how to start a server."""
     if not base_url:
         return ""
-    hint = f" (server: {base_url})"
+    hint = f" (server: {redact_url(base_url)})"
     if _is_connection_error(exc):
         hint += "; nothing answered there"
-        host = base_url.split("//", 1)[-1].split("/", 1)[0].rsplit(":", 1)[0]
+        authority = base_url.split("//", 1)[-1].split("/", 1)[0].rpartition("@")[2]
+        host = authority.rsplit(":", 1)[0]
         if host in {"127.0.0.1", "localhost", "[::1]"}:
             hint += " — for the embedded model, start it with `leanloop local start`"
     return hint
@@ -890,10 +1003,6 @@ def _has_tool_history(messages: Sequence[BaseMessage]) -> bool:
 
 def _flattened(prepared: Prepared) -> Prepared:
     return replace(prepared, messages=flatten_tool_history(prepared.messages))
-
-
-def _tools_that_ran(run: _Run) -> str:
-    return ", ".join(sorted({c.name for c in run.report.tool_calls})) or "none"
 
 
 def _is_cut(model: Any, whole: AIMessageChunk | None) -> bool:

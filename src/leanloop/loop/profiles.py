@@ -115,10 +115,32 @@ _SMALL_NAMES = re.compile(
 )
 
 
-def pick_profile(setting: str, model_name: str | None) -> PromptProfile:
-    """The profile for ``setting`` (``auto``, ``default`` or ``small``) and a model name."""
+SMALL_PARAMS: Final = 4_500_000_000
+"""Models up to this many parameters get the small profile under ``auto`` (the names
+above: up to ~4B)."""
+
+
+def pick_profile(
+    setting: str,
+    model_name: str | None,
+    *,
+    served: str | None = None,
+    n_params: int | None = None,
+) -> PromptProfile:
+    """The profile for ``setting`` (``auto``, ``default`` or ``small``) and a model.
+
+    Under ``auto``, what the server says it serves decides first: its parameter count
+    (llama.cpp ``meta.n_params``), else the name of the model file or id it serves;
+    the configured model name only when the server said neither (``model: qwen`` on a
+    llama.cpp serving a 0.5B is a small model; issue 37).
+    """
     if setting == "small":
         return SMALL
     if setting == "default":
         return DEFAULT
-    return SMALL if model_name and _SMALL_NAMES.search(model_name) else DEFAULT
+    if n_params is not None:
+        return SMALL if n_params <= SMALL_PARAMS else DEFAULT
+    for name in (served, model_name):
+        if name and _SMALL_NAMES.search(name):
+            return SMALL
+    return DEFAULT

@@ -6,7 +6,6 @@ from typing import Final
 
 __all__ = [
     "FINAL_ANSWER_PROMPT",
-    "NO_ANSWER_TEXT",
     "OUT_OF_CONTEXT_TEXT",
     "SYNTHESIS_PROMPT",
     "fan_out_note",
@@ -14,8 +13,8 @@ __all__ = [
 
 FINAL_ANSWER_PROMPT: Final = (
     "You are out of tool calls for this request. Without calling a tool, answer the user: "
-    "say what you found, and what is still left to do. Do not describe an action you did "
-    "not take as taken."
+    "say what you found, and what is still left to do, in plain sentences. Do not "
+    "describe an action you did not take as taken."
 )
 """The last request of a run that ran out of rounds or budget (no tools are offered)."""
 
@@ -24,12 +23,6 @@ SYNTHESIS_PROMPT: Final = (
     "calls, and only if it is essential; then answer with what you have."
 )
 """Added once when trimming cannot bring a request under the budget."""
-
-NO_ANSWER_TEXT: Final = (
-    "I could not finish: the model asked for more tool calls after its limit and gave no "
-    "answer. Tools that ran: {tools}."
-)
-"""Said for the model when its final, tool-less reply holds no text at all."""
 
 
 def fan_out_note(limit: int) -> str:
@@ -42,6 +35,6 @@ def fan_out_note(limit: int) -> str:
 
 OUT_OF_CONTEXT_TEXT: Final = (
     "I could not finish: the conversation no longer fits the model's context window "
-    "(about {tokens:,} tokens for a window of {window:,}). Tools that ran: {tools}."
+    "(about {tokens:,} tokens for a window of {window:,})."
 )
 """Said for the model when not even the final, trimmed request fits its window."""

@@ -187,6 +187,8 @@ class AgentSpec:
     repair_paths: bool | None = None
     """Read the one file the request names when a requested path is missing (``None``: profile)."""
     first_tool_choice: Literal["auto", "required"] = "auto"
+    no_answer: Literal["return", "raise"] = "return"
+    """A run that ended without the model's answer: its ending returned, or ``NoAnswer``."""
     """``required`` makes the first reply a tool call on servers that honour it."""
     prompt_profile: Literal["auto", "default", "small"] = "auto"
     """Instruction style; ``auto`` picks by the model's name."""
