@@ -40,7 +40,7 @@ The Banner, /help, Two Remembered Turns And Up-Arrow History On A Terminal
     Scripted Request Count Should Be    0
     Type Line    chat    When is high tide?
     Wait Until Pane Contains    chat    High tide is at noon.
-    Wait Until Pane Matches    chat    ^stop: answer · 0 steps · 0 tool calls · 1 request
+    Wait Until Pane Matches    chat    ^stop: answer · 1 step · 0 tool calls · 1 request
     Wait Until Cursor Line Is    chat    >
     Send Keys    chat    Up
     Wait Until Cursor Line Is    chat    > When is high tide?
@@ -101,13 +101,13 @@ A Spinner Turns While The Agent Works And Progress Is Folded Under The Answer
     Type Line    chat    Take your time.
     Wait Until Pane Matches    chat    ^${FRAME} step 1 · [0-9,]+ / [0-9,]+ tokens .* · \\d+s$    timeout=20
     Wait Until Pane Contains    chat    The answer took its time.
-    Wait Until Pane Matches    chat    ^stop: answer · 0 steps · .* · window 8,192 \\(config\\)
+    Wait Until Pane Matches    chat    ^stop: answer · 1 step · .* · window 8,192 \\(config\\)
     Wait Until Cursor Line Is    chat    >
     ${pane}=    Pane Text    chat
     Should Not Contain    ${pane}    s] step 1 ·
     Should Not Match Regexp    ${pane}    (?m)^${FRAME} step
     Type Line    chat    /report
-    Wait Until Pane Contains    chat    stop reason: answer · steps: 0 · tool calls: 0 · requests: 1
+    Wait Until Pane Contains    chat    stop reason: answer · steps: 1 · tool calls: 0 · requests: 1
     Type Line    chat    /html page.html
     Wait Until Pane Contains    chat    wrote ${folder}${/}page.html
     File Should Exist    ${folder}${/}page.html

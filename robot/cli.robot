@@ -27,7 +27,7 @@ A Run That Answers Exits 0 And Ends With The Summary Line
     Should Be Equal As Integers    ${result.rc}    0
     Should Be Equal    ${result.stdout}    The code word is river-1.
     ${last}=    Last Line    ${result.stderr}
-    Should Start With    ${last}    stop: answer · 1 step · 1 tool call · 2 requests · 720 prompt tokens ·
+    Should Start With    ${last}    stop: answer · 2 steps · 1 tool call · 2 requests · 720 prompt tokens ·
     Should Contain    ${result.stderr}    step 1 · read_file(path=part_1.txt) · ok ·
 
 Repeated Calls End With Exit 3 And Say So

@@ -10,7 +10,7 @@ Feature: An LLMAgent is a LangChain Runnable
   Scenario: invoke answers a string question with a report
     When the agent is asked "hello there" through invoke
     Then the answer is "echo: hello there"
-    And the report says stop_reason "answer" after 0 steps
+    And the report says stop_reason "answer" after 1 steps
     And the report lists 1 model requests
 
   Scenario: ainvoke answers a dict input with prior messages

@@ -15,7 +15,7 @@ Feature: Typed answers
     Then the parsed answer is a City with name "Paris" and country "France"
     And the answer's text is the parsed answer as JSON
     And the report says the answer was structured as "City" by the "text" method with 0 repairs
-    And the report says stop_reason "answer" after 0 steps
+    And the report says stop_reason "answer" after 1 steps
     And the report's last 1 requests are structuring requests without tools
     And the answer's usage adds up the usage of every request
     And the structuring request 2 carries the question, the run's answer and the schema of City
@@ -94,7 +94,7 @@ Feature: Typed answers
       | {"name": "Paris", "country": "France"} |
     When the agent is asked "What is the capital of France?"
     Then the parsed answer is a City with name "Paris" and country "France"
-    And the report says stop_reason "max_rounds" after 1 steps
+    And the report says stop_reason "max_rounds" after 2 steps
     And the structuring request 3 carries the question, the run's answer and the schema of City
 
   Scenario: with_structured_output returns the instance alone

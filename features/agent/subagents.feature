@@ -39,11 +39,11 @@ Feature: Agents as tools nest their sub-runs' reports in the caller's report
       """
     When the sub-agent file's agent "lead" is asked "What port?"
     Then the lead answered "Port 8931."
-    And call 1 of the lead's report is "researcher" with a sub-run that stopped with "answer" after 1 steps
+    And call 1 of the lead's report is "researcher" with a sub-run that stopped with "answer" after 2 steps
     And the sub-run of call 1 was asked "find the port"
     And the sub-run of call 1 made 2 requests and the tool calls "read_file"
     And the sub-run of call 1 read "notes.txt" and kept the result
-    And call 1 of the lead's report has a note starting "agent researcher: stop: answer · 1 step · 1 tool call"
+    And call 1 of the lead's report has a note starting "agent researcher: stop: answer · 2 steps · 1 tool call"
     And the lead's report counts no repaired calls
 
   Scenario: Two agent calls in one reply run concurrently and each keeps its own sub-run
@@ -83,10 +83,10 @@ Feature: Agents as tools nest their sub-runs' reports in the caller's report
       """
     When the sub-agent file's agent "lead" is asked "What should I do?"
     Then the lead answered "Open port 8931."
-    And call 1 of the lead's report is "researcher" with a sub-run that stopped with "answer" after 1 steps
+    And call 1 of the lead's report is "researcher" with a sub-run that stopped with "answer" after 2 steps
     And the sub-run of call 1 was asked "find the port"
     And the sub-run of call 1 made 2 requests and the tool calls "read_file"
-    And call 2 of the lead's report is "planner" with a sub-run that stopped with "answer" after 2 steps
+    And call 2 of the lead's report is "planner" with a sub-run that stopped with "answer" after 3 steps
     And the sub-run of call 2 was asked "what is left to do"
     And the sub-run of call 2 made 3 requests and the tool calls "list_files, read_file"
     And call 1 of the lead's report has a note starting "agent researcher: stop: answer"
@@ -153,7 +153,7 @@ Feature: Agents as tools nest their sub-runs' reports in the caller's report
     And that sub-run on the page was asked "find the port" and lists the call "read_file" kept
     When the CLI stdout is saved as "run.json" and the CLI runs "report run.json"
     Then the CLI exits with 0
-    And the CLI stdout has a line starting "↳ sub-run: stop: answer · 1 step · 1 tool call"
+    And the CLI stdout has a line starting "↳ sub-run: stop: answer · 2 steps · 1 tool call"
 
   Scenario: leanloop validate refuses agents that call each other in a cycle, with file:line
     Given a CLI agents file "cycle.yaml" with:

@@ -15,7 +15,7 @@ Feature: Typed answers keep the run, and self-referencing schemas work
       | {"city": "Paris"}               |
     When the agent is asked "What is the capital of France?" and the structuring fails
     Then the failure keeps the run's answer "Paris is the capital of France."
-    And the report says stop_reason "answer" after 0 steps
+    And the report says stop_reason "answer" after 1 steps
     And the report says the structuring as "City" by the "text" method failed after 1 repairs with "name: Field required; country: Field required"
     And the report's last 2 requests are structuring requests without tools
     And the answer's usage adds up the usage of every request
@@ -41,7 +41,7 @@ Feature: Typed answers keep the run, and self-referencing schemas work
       | {"name": "Paris"}              |
     When the agent is asked "What is the capital of France?" and the structuring fails
     Then the failure keeps the run's answer "The capital is Paris, France."
-    And the report says stop_reason "max_rounds" after 1 steps
+    And the report says stop_reason "max_rounds" after 2 steps
     And the report says the structuring as "City" by the "text" method failed after 1 repairs with "country: Field required"
 
   Scenario: leanloop run --json prints the run's answer and report when the answer cannot be typed

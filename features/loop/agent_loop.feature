@@ -10,7 +10,7 @@ Feature: The agent loop runs tools and ends with an honest answer
       | The colour is blue.           |
     When the agent is asked "What colour?"
     Then the answer is "The colour is blue."
-    And the report says stop_reason "answer" after 1 steps
+    And the report says stop_reason "answer" after 2 steps
     And the tool "lookup" received {"key": "colour"}
     And request 2 ends with a tool result "value of colour" paired with the call of request 1
     And request 1 offered the tools "lookup"
@@ -43,7 +43,7 @@ Feature: The agent loop runs tools and ends with an honest answer
       | I found the values of a and b. |
     When the agent is asked "Keep looking"
     Then the answer is "I found the values of a and b."
-    And the report says stop_reason "max_rounds" after 2 steps
+    And the report says stop_reason "max_rounds" after 3 steps
     And request 3 offered no tools
     And request 3 ends with the final-answer prompt
 
@@ -55,7 +55,7 @@ Feature: The agent loop runs tools and ends with an honest answer
     When the agent is asked "Keep looking"
     Then the tool "lookup" ran 1 times
     And the answer mentions "could not finish"
-    And the report says stop_reason "max_rounds" after 1 steps
+    And the report says stop_reason "max_rounds" after 2 steps
 
   Scenario: A failing tool becomes a message and the run goes on
     Given an agent with tools "explode" and the script:

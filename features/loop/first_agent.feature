@@ -23,7 +23,7 @@ Feature: The first agent on a small model: an answer from what was read when the
       | Ada Lovelace published the first algorithm.    |
     When the agent is asked "Who is described in bio.txt and what did she do?"
     Then the answer is "Ada Lovelace published the first algorithm."
-    And the report says stop_reason "answer" after 2 steps
+    And the report says stop_reason "answer" after 3 steps
     And the report counts 2 repeated calls
     And the tool "read_file" ran 1 times
     And request 3 offered no tools
@@ -42,7 +42,7 @@ Feature: The first agent on a small model: an answer from what was read when the
       | Ada Lovelace published the first algorithm.      |
     When the agent is asked "Who is described in bio.txt and what did she do?"
     Then the answer is "Ada Lovelace published the first algorithm."
-    And the report says stop_reason "answer" after 3 steps
+    And the report says stop_reason "answer" after 4 steps
     And the report counts 1 repaired calls, call 1 repaired from nothing
     And request 4 has a tool result containing "read "bio.txt" (named in the request) instead"
     And request 4 offered no tools
@@ -59,7 +59,7 @@ Feature: The first agent on a small model: an answer from what was read when the
     Then request 2 has a tool result containing "read "bio.txt" (the only file in the workspace) instead"
     And request 2 has a tool result containing "Ada Lovelace (1815-1852)"
     And the report counts 1 repaired calls, call 1 repaired from nothing
-    And the report says stop_reason "answer" after 3 steps
+    And the report says stop_reason "answer" after 4 steps
 
   Scenario: A reply to the answer request that is one more call ends the run by repeated_calls, saying so
     Given an agent with model "qwen2.5-coder-0.5b-instruct" and the script:
@@ -68,7 +68,7 @@ Feature: The first agent on a small model: an answer from what was read when the
       | call read_file {"path": "bio.txt"} |
       | call read_file {"path": "bio.txt"} |
     When the agent is asked "Who is described in bio.txt and what did she do?"
-    Then the report says stop_reason "repeated_calls" after 2 steps
+    Then the report says stop_reason "repeated_calls" after 3 steps
     And the answer mentions "I could not finish: the model kept repeating the same tool calls instead of answering (its last reply held only a tool call)"
     And the answer mentions "What was read: read_file(path=bio.txt)."
     And the tool "read_file" ran 1 times
@@ -95,7 +95,7 @@ Feature: The first agent on a small model: an answer from what was read when the
       | call read_file {"path": "bio.txt"} |
       | Ada Lovelace.                      |
     When the agent is asked "Who is described in bio.txt and what did she do?"
-    Then the report says stop_reason "repeated_calls" after 2 steps
+    Then the report says stop_reason "repeated_calls" after 3 steps
     And request 3 ends with the final-answer prompt
 
   Scenario: In text mode the answer request leaves the tool list out too (rule x text protocol)
@@ -117,7 +117,7 @@ Feature: The first agent on a small model: an answer from what was read when the
       | Ada Lovelace published the first algorithm. |
     When the agent is asked "Who is described in bio.txt and what did she do?" through astream
     Then the streamed text is exactly "Ada Lovelace published the first algorithm."
-    And the report says stop_reason "answer" after 2 steps
+    And the report says stop_reason "answer" after 3 steps
 
   Scenario: A read the request no longer carries is nothing to answer from (rule x trimming by the recovery from a size refusal)
     Given a workspace with "a.txt" holding 120 numbered lines
@@ -135,7 +135,7 @@ Feature: The first agent on a small model: an answer from what was read when the
     Then the report counts 1 overflow recoveries
     And report call 1 has fate "trimmed"
     And report call 2 has fate "trimmed"
-    And the report says stop_reason "repeated_calls" after 5 steps
+    And the report says stop_reason "repeated_calls" after 6 steps
     And the last request ends with the profile's final-answer prompt for "Sum the files"
 
   Scenario: A whole output asked for with output_prune false and repeated is answered from (rule x opt-out)
@@ -149,7 +149,7 @@ Feature: The first agent on a small model: an answer from what was read when the
       | Three deadlocks.                                                        |
     When the agent is asked "Why did the nightly job stop?"
     Then the answer is "Three deadlocks."
-    And the report says stop_reason "answer" after 3 steps
+    And the report says stop_reason "answer" after 4 steps
     And the tool "read_file" ran 1 times
     And report call 1 was not pruned and the model read it
 
@@ -166,7 +166,7 @@ Feature: The first agent on a small model: an answer from what was read when the
     When the agent is asked "Why did the nightly job stop?"
     Then the answer is "Three deadlocks."
     And report call 1 has fate "pruned"
-    And the report says stop_reason "answer" after 4 steps
+    And the report says stop_reason "answer" after 5 steps
 
   Scenario: In a session the answer is the turn's answer, and the next turn carries it (rule x sessions)
     Given the agents keep their sessions in the scenario's store
@@ -177,7 +177,7 @@ Feature: The first agent on a small model: an answer from what was read when the
       | Ada Lovelace published the first algorithm. |
       | She lived from 1815 to 1852.                |
     When in thread "t1" the agent is asked "Who is described in bio.txt and what did she do?"
-    Then the report says stop_reason "answer" after 2 steps
+    Then the report says stop_reason "answer" after 3 steps
     When in thread "t1" the agent is asked "When did she live?"
     Then the answer is "She lived from 1815 to 1852."
     And the last request holds the earlier answer "Ada Lovelace published the first algorithm."
@@ -196,7 +196,7 @@ Feature: The first agent on a small model: an answer from what was read when the
     When in thread "r" the agent is asked "Who is described in bio.txt and what did she do?" and the turn fails
     And in thread "r" the agent resumes the failed turn
     Then the answer is "Ada Lovelace published the first algorithm."
-    And the report says stop_reason "answer" after 4 steps
+    And the report says stop_reason "answer" after 5 steps
     And the report's tool calls hold no read of "bio.txt"
 
   Scenario: A sub-agent that repeats itself answers its caller (rule x sub-agents)
@@ -229,5 +229,5 @@ Feature: The first agent on a small model: an answer from what was read when the
       """
     When the sub-agent file's agent "lead" is asked "What port?"
     Then the lead answered "Port 8931."
-    And call 1 of the lead's report is "researcher" with a sub-run that stopped with "answer" after 3 steps
+    And call 1 of the lead's report is "researcher" with a sub-run that stopped with "answer" after 4 steps
     And the lead's tool result of call 1 is "The port is 8931."

@@ -47,7 +47,7 @@ Feature: Guards for small models: repeated calls, files named in the request, fi
       | The notes hold a launch code.        |
     When the agent is asked "What is in the notes?"
     Then the answer is "The notes hold a launch code."
-    And the report says stop_reason "repeated_calls" after 3 steps
+    And the report says stop_reason "repeated_calls" after 4 steps
     And request 4 offered no tools
 
   Scenario: A deliberate re-read after the file changed runs again

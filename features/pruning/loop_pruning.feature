@@ -241,7 +241,7 @@ Feature: Tool-output pruning in the agent loop
     When the agent is asked "Why did the nightly job stop?"
     Then a warning says "of the budget"
     And an error says "starting the synthesis flow"
-    And the report says stop_reason "budget_exhausted" after 4 steps
+    And the report says stop_reason "budget_exhausted" after 5 steps
     And the last request offered no tools
     And the answer is "I found deadlocks; the rest of the log is unread."
     And the extraction model got 0 requests
@@ -256,7 +256,7 @@ Feature: Tool-output pruning in the agent loop
       | Three deadlocks stopped the job.                              |
     When the agent is asked "Why did the nightly job stop?"
     Then the answer is "Three deadlocks stopped the job."
-    And the report says stop_reason "answer" after 4 steps
+    And the report says stop_reason "answer" after 5 steps
     And no budget warning was logged
     And the report says tool call 1 was pruned
     And every chunked pruning pass told its progress chunk by chunk

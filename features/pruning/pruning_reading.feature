@@ -68,7 +68,7 @@ Feature: Reading best first, stopping early and reading on, crossed with the old
       | Three deadlocks, and a lock wait timeout on table invoices.        |
     When the agent is asked "Which deadlocks were there?"
     Then the answer is "Three deadlocks, and a lock wait timeout on table invoices."
-    And the report says stop_reason "answer" after 2 steps
+    And the report says stop_reason "answer" after 3 steps
     And report call 1 has fate "pruned"
     And tool message 1 in request 2 shows the log's lines 130, 350 and 590
     And the read_file call a pruned result named for line 470 ran as named, and was no repeat

@@ -155,6 +155,8 @@ class RunReport:
     model: str | None = None
     """The model name the agent's server was asked for (``ModelSpec.model``)."""
     steps: int = 0
+    """The steps the run made: a step is one request to the model and the round of tool
+    calls it asked for, so the request that answered counts (its step is the last)."""
     tool_mode: str = "native"
     window: int | None = None
     window_source: str | None = None

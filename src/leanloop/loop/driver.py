@@ -823,7 +823,9 @@ class AgentLoop:
                 run.stream, text[len(shown) :] if text.startswith(shown) else f"\n\n{text}"
             )
         run.report.stop_reason = reason
-        run.report.steps = run.step
+        # A step is a request and the round it asked for: the request that answered is
+        # the last step (a prefetched file answered at once is one step, not zero).
+        run.report.steps = max(run.step, *(r.step for r in run.report.requests), 0)
         run.report.elapsed_s = round(time.monotonic() - run.started, 3)
         metadata = {**reply.response_metadata, "leanloop": run.report.to_dict()}
         # The usage of the whole run (every request); per-request figures are in the report.
