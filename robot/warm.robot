@@ -35,7 +35,7 @@ A Warm Run Answers, Calls Tools And Exits As A Cold Run Does
     Should Be Equal    ${warm.stdout}    The code word is river-1.
     Should Be Equal    ${warm.stdout}    ${cold.stdout}
     Should Contain    ${warm.stderr}    step 1 · read_file(path=part_1.txt) · ok ·
-    Should Contain    ${warm.stderr}    stop: answer · 1 step · 1 tool call · 2 requests · 720 prompt tokens ·
+    Should Contain    ${warm.stderr}    stop: answer · 2 steps · 1 tool call · 2 requests · 720 prompt tokens ·
     ${status}=    Leanloop    warm    status
     Should Contain    ${status.stdout}    current, 1 run,
 

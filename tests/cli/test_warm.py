@@ -206,7 +206,7 @@ def test_a_warm_run_prints_and_exits_as_the_command_does(
     assert (warm_run.returncode, warm_run.stdout) == (0, "blue\n")
     assert "step 1 · " in warm_run.stderr and "window 8,192 (config)" in warm_run.stderr
     assert warm_run.stderr.splitlines()[-1].startswith(
-        "stop: answer · 0 steps · 0 tool calls · 1 request · "
+        "stop: answer · 1 step · 0 tool calls · 1 request · "
     )
     assert ", 1 run," in shell.status()
 
@@ -424,7 +424,7 @@ class _FakeRunner:
         self.replies = replies
         self.request: dict[str, Any] = {}
         self.fds: list[int] = []
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)  # a caller checks it
         self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.listener.bind(str(path))
         self.listener.listen(1)
@@ -435,6 +435,9 @@ class _FakeRunner:
         conn, _ = self.listener.accept()
         with conn:
             request, self.fds = warm.receive(conn, max_fds=3)
+            if request is not None and request.get("hello"):  # the greeting comes first
+                warm.send(conn, {"hello": os.getpid()})
+                request, self.fds = warm.receive(conn, max_fds=3)
             self.request = request or {}
             for reply in self.replies:
                 warm.send(conn, reply)

@@ -8,7 +8,9 @@ Exit codes (``leanloop --help`` lists them too):
 - 3: the run ended otherwise (``max_rounds``, ``budget_exhausted``, ``repeated_calls``,
   ``no_answer``): stdout has the model's last reply or the ending's words, and stderr says
   what stopped the run and what the text rests on (:func:`leanloop.endings.describe_ending`);
-- 130: interrupted (Ctrl-C); SIGTERM and SIGHUP end a run the same way, with 143 and 129.
+- 130: interrupted (Ctrl-C); SIGTERM and SIGHUP end a run the same way, with 143 and 129;
+- 141: stdout's reader left (``| head``): no traceback, as a command SIGPIPE ends
+  (:mod:`leanloop.cli.stdio`); a stdout closed from the start (``>&-``) is exit 1.
 
 LangChain is imported only by the commands that build a model, so ``--help``,
 ``--version``, ``validate`` (without ``--check-models``), ``report`` and ``schema`` start
@@ -52,6 +54,7 @@ from leanloop.exceptions import (
     StructuredOutputError,
     UnfinishedTurn,
 )
+from leanloop.redact import redact_logs, redact_report, redact_text
 from leanloop.report import ENDED_OTHERWISE, summary_line
 
 if TYPE_CHECKING:
@@ -81,6 +84,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         warm = run_warm(words)
         if warm is not None:
             return warm
+        # Again with the words given: the same path, its stdout's failures made a status.
+        from leanloop.cli.stdio import run_as_command  # noqa: PLC0415
+
+        return run_as_command(main, words)
     if words and words[0] == "serve":
         # `serve` has its own parser, and FastAPI is imported only for this command.
         from leanloop.serve import serve_main  # noqa: PLC0415
@@ -111,18 +118,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SpecError as exc:
         _json_error(args, str(exc))
         for issue in exc.issues:
-            print(f"error: {issue}", file=sys.stderr)
+            print(f"error: {redact_text(str(issue))}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except SessionError as exc:  # a session that cannot take this turn: say how to go on
         _json_error(args, str(exc))
         hint = ""
         if isinstance(exc, UnfinishedTurn):
             hint = f"; finish it with: {_resume_command(args)}"
-        print(f"error: {exc}{hint}", file=sys.stderr)
+        print(f"error: {redact_text(str(exc))}{hint}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except LeanloopError as exc:
         _json_error(args, str(exc))
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {redact_text(str(exc))}", file=sys.stderr)
         return EXIT_FAILED
     except KeyboardInterrupt as exc:  # Ctrl-C; SIGTERM or SIGHUP during a run
         return signalled_exit(exc)
@@ -151,6 +158,8 @@ def _noise(args: argparse.Namespace) -> Iterator[None]:
     logging.basicConfig(
         level=logging.WARNING, format="leanloop: %(levelname)s: %(message)s", force=True
     )
+    # A model's base_url may carry a password or a key: no log line shows them.
+    redact_logs(*logging.getLogger().handlers)
     if quiet:
         # On the handler, not just the root logger: a library logger with a level of its
         # own (LangChain's, httpx's) would otherwise still reach stderr.
@@ -372,7 +381,7 @@ def _run(args: argparse.Namespace) -> int:
     except RunFailed as exc:
         report = exc.report.to_dict()
         _emit_report(args, report, answer=None)
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {redact_text(str(exc))}", file=sys.stderr)
         if not args.quiet:
             print(summary_line(report), file=sys.stderr)
         return EXIT_FAILED
@@ -380,7 +389,7 @@ def _run(args: argparse.Namespace) -> int:
         # The run ended; only its typed answer could not be made: keep what it gave.
         report = {**exc.answer.response_metadata.get("leanloop", {}), "error": str(exc)}
         _emit_report(args, report, answer=exc.answer.text)
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {redact_text(str(exc))}", file=sys.stderr)
         if not args.quiet:
             print(summary_line(report), file=sys.stderr)
         return EXIT_FAILED
@@ -428,6 +437,7 @@ def _emit_report(
     Returns:
         ``False`` when the page was asked for and could not be written (stderr says why).
     """
+    report = redact_report(report)  # its error and notes may name the model's URL
     if args.json:
         interrupt_json.clear()  # stdout holds this object: an interrupt adds no second one
         print(json.dumps({"answer": answer, **report}, indent=2, default=str))
@@ -471,7 +481,7 @@ def _write_html(path: Path, report: Mapping[str, Any]) -> bool:
 def _json_error(args: argparse.Namespace, message: str) -> None:
     """With ``--json``, a failure before the run still prints a JSON object with ``error``."""
     if getattr(args, "json", False):
-        _print_json_error(message)
+        _print_json_error(redact_text(message))
 
 
 def _print_json_error(message: str) -> None:
@@ -492,6 +502,7 @@ def _report(args: argparse.Namespace) -> int:
     if not isinstance(report, dict):
         print(f"error: {args.file}: not a JSON report (expected an object)", file=sys.stderr)
         return EXIT_BAD_INPUT
+    report = redact_report(report)  # one saved by an older leanloop may name a password
     if args.html is not None:
         problem = _unwritable(args.html)
         if problem is not None:
@@ -546,7 +557,7 @@ def _window(args: argparse.Namespace) -> int:
         return lines
 
     for issue in problems:
-        print(f"error: {issue}", file=sys.stderr)
+        print(f"error: {redact_text(str(issue))}", file=sys.stderr)
     for line in asyncio.run(resolve_all()):
         print(line)
     return EXIT_BAD_INPUT if problems else EXIT_OK

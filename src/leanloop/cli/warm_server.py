@@ -5,13 +5,19 @@ Started by ``leanloop warm start`` (or the first run under ``LEANLOOP_WARM=1``) 
 computes its code stamp, imports what ``run`` needs, listens on ``SOCKET`` and then, for
 each caller (:mod:`leanloop.cli.warm` is the client):
 
-1. reads the request and the caller's stdin/stdout/stderr descriptors;
+1. checks that the caller is the user (``SO_PEERCRED``), answers its greeting, and reads
+   the request and the caller's stdin/stdout/stderr descriptors;
 2. refuses it when the caller's stamp differs (the code changed since the imports), and
-   stops taking runs;
-3. forks; the child takes the caller's descriptors, folder, environment, umask and
-   ``sys.path``, and runs :func:`leanloop.cli.command.main` as a cold process would;
-4. sends the child's pid (the caller forwards signals to it) and, once it has reaped
-   the child, its exit status (``128 + N`` for a signal, as a shell says it).
+   stops taking runs; sends it cold when a child could not take on the caller's process
+   state (a hard limit above the runner's, a higher priority, another hash seed or
+   warning options: :func:`cannot_match`); starts nothing for a caller that already left;
+3. forks; the child takes the caller's limits, niceness, descriptors, folder,
+   environment (and ``TZ``), umask and ``sys.path`` in a session of its own, sends its
+   pid (the caller forwards signals to it), runs :func:`leanloop.cli.command.main` as a
+   cold process would, and sends its own exit status before it exits;
+4. once it has reaped the child, sends its status too (``128 + N`` for a signal, as a
+   shell says it): the caller takes the first, so a runner killed meanwhile does not
+   change the status of a run that finished.
 
 The process stays single-threaded so that forking it is safe; each child is a new
 process, so no state of one run reaches another. It stops after ``--idle`` seconds
@@ -28,10 +34,10 @@ import importlib
 import io
 import logging
 import os
+import select
 import selectors
 import signal
 import socket
-import struct
 import sys
 import threading
 import time
@@ -40,9 +46,18 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from leanloop.cli.warm import DEFAULT_IDLE, code_stamp, receive, send
+from leanloop.cli.stdio import run_as_command
+from leanloop.cli.warm import (
+    DEFAULT_IDLE,
+    code_stamp,
+    make_private,
+    peer_credentials,
+    process_state,
+    receive,
+    send,
+)
 
-__all__ = ["main"]
+__all__ = ["cannot_match", "main", "take_process_state"]
 
 _log = logging.getLogger("leanloop.warm")
 
@@ -75,7 +90,10 @@ _PRELOAD = (
 # taking the caller's environment (the runner never ran a model, but a cache is cheap to
 # clear and expensive to get wrong: a tracing key from another shell).
 _ENV_CACHES = ("langsmith.utils", "langchain_core.env")
-_PEERCRED = struct.Struct("3i")
+# Seconds a caller may take between its messages: it sends each at once, so one that is
+# silent longer (stopped, wedged) is let go rather than keep every other caller waiting.
+_READ_WAIT = 2.0
+_UNLIMITED = -1  # resource.RLIM_INFINITY, a number on every POSIX system Python knows
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -109,6 +127,8 @@ class _Runner:
         self.path = path
         self.stamp = stamp
         self.idle = idle
+        self.state = process_state()  # the runner's, which every child starts from
+        self.privileged = os.geteuid() == 0  # may raise limits and priority
         self.children: dict[int, socket.socket] = {}
         self.runs = 0
         self.listening = True
@@ -118,6 +138,10 @@ class _Runner:
         self.wake_read, self.wake_write = socket.socketpair()
 
     def serve(self) -> int:
+        problem = make_private(self.path.parent)
+        if problem is not None:  # a socket there could be another user's: callers refuse it
+            _log.error("not listening: %s", problem)
+            return 1
         if not self._bind():
             return 0
         for end in (self.wake_read, self.wake_write):
@@ -193,9 +217,15 @@ class _Runner:
         conn, _ = self.listener.accept()
         fds: list[int] = []
         try:
-            conn.settimeout(10)  # a caller that connects and says nothing is not waited on
+            conn.settimeout(_READ_WAIT)
+            if not _same_user(conn):  # before reading: another user's message is not read
+                raise ConnectionError("a caller of another user")
             request, fds = receive(conn, max_fds=3)
-            if request is None or not self._same_user(conn):
+            if request is not None and request.get("hello"):
+                send(conn, {"hello": os.getpid()})  # alive: the caller sends its request now
+                request, more = receive(conn, max_fds=3)
+                fds += more
+            if request is None:
                 raise ConnectionError("no request")
             if request.get("status"):
                 send(conn, self._status())
@@ -203,7 +233,7 @@ class _Runner:
                 _log.info("a caller with other code: stale, no new runs")
                 send(conn, {"stale": True})
                 self._stop_listening()
-            elif len(fds) == 3:
+            elif len(fds) == 3 and self._may_start(conn, request):
                 self._fork(conn, fds, request)
                 return
         except OSError as exc:
@@ -213,12 +243,18 @@ class _Runner:
                 os.close(fd)
         conn.close()
 
-    def _same_user(self, conn: socket.socket) -> bool:
-        if not hasattr(socket, "SO_PEERCRED"):  # the socket's folder is the user's alone
-            return True
-        raw = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, _PEERCRED.size)
-        _pid, uid, _gid = _PEERCRED.unpack(raw)
-        return bool(uid == os.getuid())
+    def _may_start(self, conn: socket.socket, request: dict[str, Any]) -> bool:
+        """Whether to fork the run: not for a caller gone, nor one whose state a child
+        cannot take on (that one is told, and runs cold)."""
+        reason = cannot_match(request.get("process"), self.state, privileged=self.privileged)
+        if reason is not None:
+            _log.info("a run goes cold: %s", reason)
+            send(conn, {"cold": reason})
+            return False
+        if _caller_gone(conn):  # it gave up waiting (a runner stopped for a while)
+            _log.info("a caller left before its run started: not started")
+            return False
+        return True
 
     def _status(self) -> dict[str, Any]:
         return {
@@ -231,15 +267,13 @@ class _Runner:
 
     def _fork(self, conn: socket.socket, fds: list[int], request: dict[str, Any]) -> None:
         pid = os.fork()
-        if pid == 0:  # the child: never returns
+        if pid == 0:  # the child: never returns; it sends its pid itself, then its status
             _become_run(
                 conn, list(fds), request, closing=(self.listener, self.wake_read, self.wake_write)
             )
         self.runs += 1
         self.children[pid] = conn
         conn.settimeout(None)
-        with contextlib.suppress(OSError):
-            send(conn, {"pid": pid})
 
     def _reap(self) -> None:
         while self.children:
@@ -263,6 +297,78 @@ def _ignore(_signum: int, _frame: FrameType | None) -> None:
     """A handler that does nothing: the wakeup socket already says a child ended."""
 
 
+def _same_user(conn: socket.socket) -> bool:
+    credentials = peer_credentials(conn)
+    return credentials is not None and credentials[1] == os.getuid()
+
+
+def _caller_gone(conn: socket.socket) -> bool:
+    """Whether the caller closed its end (it sends nothing after its request)."""
+    poller = select.poll()
+    poller.register(conn, select.POLLIN)
+    for _fd, events in poller.poll(0):
+        if events & (select.POLLHUP | select.POLLERR):
+            return True
+        if events & select.POLLIN:
+            try:
+                return conn.recv(1, socket.MSG_PEEK) == b""  # readable: never waits
+            except OSError:
+                return True
+    return False
+
+
+def cannot_match(caller: Any, here: dict[str, Any], *, privileged: bool) -> str | None:
+    """Why a child of this runner cannot be the caller's process; ``None`` when it can.
+
+    ``caller`` and ``here`` are :func:`leanloop.cli.warm.process_state` of the caller and
+    of the runner. A forked child keeps the interpreter's start-up state (hash seed,
+    warning options, flags); it may lower its limits and its priority, and raise a soft
+    limit up to the hard one, but only a ``privileged`` process raises a hard limit or
+    its priority (a lower niceness).
+    """
+    if not isinstance(caller, dict):
+        return "the caller sent no process state"
+    theirs, ours = caller.get("interpreter", {}), here["interpreter"]
+    for key in sorted(set(theirs) | set(ours)):
+        if theirs.get(key) != ours.get(key):
+            return f"the interpreter's {key} differs from the runner's"
+    for name, limit in sorted(caller.get("limits", {}).items()):
+        own = here["limits"].get(name)
+        if own is None:
+            return f"RLIMIT_{name} is not known here"
+        if not privileged and _above(int(limit[1]), int(own[1])):
+            return f"the hard RLIMIT_{name} {limit[1]} is above the runner's {own[1]}"
+    if not privileged and int(caller.get("nice", 0)) < int(here["nice"]):
+        return f"niceness {caller['nice']} is below the runner's {here['nice']}"
+    return None
+
+
+def _above(limit: int, ceiling: int) -> bool:
+    """Whether ``limit`` is above ``ceiling``, either of them unlimited (``-1``)."""
+    if ceiling == _UNLIMITED:
+        return False
+    return limit == _UNLIMITED or limit > ceiling
+
+
+def take_process_state(state: dict[str, Any]) -> str | None:
+    """Give this forked child the caller's limits and niceness; why not, when it cannot.
+
+    Called before the run starts, so a failure still sends the run cold.
+    :func:`cannot_match` has ruled out what is known to fail; this is the system's word.
+    """
+    import resource  # noqa: PLC0415 - POSIX only, as the runner is
+
+    try:
+        for name, (soft, hard) in sorted(state["limits"].items()):
+            resource.setrlimit(getattr(resource, f"RLIMIT_{name}"), (int(soft), int(hard)))
+        nice = int(state["nice"])
+        if os.getpriority(os.PRIO_PROCESS, 0) != nice:
+            os.setpriority(os.PRIO_PROCESS, 0, nice)
+    except (OSError, ValueError, AttributeError, KeyError, TypeError) as exc:
+        return f"the caller's limits or niceness: {exc!r}"
+    return None
+
+
 def _become_run(
     conn: socket.socket,
     fds: list[int],
@@ -272,6 +378,7 @@ def _become_run(
 ) -> None:
     """Turn this forked child into the caller's ``leanloop run``; exits, never returns."""
     code = 1
+    done: threading.Event | None = None
     try:
         signal.set_wakeup_fd(-1)
         for end in closing:
@@ -281,6 +388,17 @@ def _become_run(
         signal.signal(signal.SIGINT, signal.default_int_handler)
         logging.getLogger().handlers.clear()  # the runner's log lines are not the run's
         logging.getLogger().setLevel(logging.WARNING)
+        conn.settimeout(None)  # the runner's read limit is not the run's: it may take hours
+        reason = take_process_state(request["process"])
+        if reason is not None:  # nothing is taken yet: the caller runs it cold
+            send(conn, {"cold": reason})
+            os._exit(0)
+        # A session of its own: a signal to the runner's process group (or from a tool
+        # to its own, `kill 0`) reaches this run alone. The caller's session cannot be
+        # joined; the caller forwards what its terminal sends.
+        with contextlib.suppress(OSError):
+            os.setsid()
+        send(conn, {"pid": os.getpid()})
         for target, fd in enumerate(fds):
             os.dup2(fd, target)
             if fd > 2:
@@ -289,6 +407,7 @@ def _become_run(
         os.chdir(request["cwd"])
         os.environ.clear()
         os.environ.update(request["env"])
+        time.tzset()  # local time as the caller's TZ says, not as the runner's did
         os.umask(int(request["umask"]))
         sys.path[:] = request["path"]
         sys.argv = [request["argv0"], *request["argv"]]
@@ -296,14 +415,15 @@ def _become_run(
         done = _watch_caller(conn)
         from leanloop.cli.command import main as cli_main  # noqa: PLC0415 - preloaded
 
-        code = cli_main(request["argv"])
-        done.set()
+        code = run_as_command(cli_main, request["argv"])  # stdout's failures as cold
     except SystemExit as exc:
         code = _exit_code(exc)
     except BaseException:  # a cold process would print it too, then exit 1
         traceback.print_exc()
     finally:
-        _exit(code)
+        if done is not None:
+            done.set()  # the caller closing after our status is no reason to stop
+        _exit(code, conn)
 
 
 def _take_streams(streams: dict[str, list[Any]]) -> None:
@@ -360,14 +480,21 @@ def _exit_code(exc: SystemExit) -> int:
     return 1
 
 
-def _exit(code: int) -> None:
+def _exit(code: int, conn: socket.socket | None = None) -> None:
     """Leave as an interpreter does (exit handlers, flushed streams), never via the runner's
-    own frames: unwinding them would run the runner's cleanup in the child."""
+    own frames: unwinding them would run the runner's cleanup in the child.
+
+    The status goes to the caller over ``conn`` first, from this process: the runner may
+    be gone by now (killed), and the run's status is the run's, not the runner's.
+    """
     with contextlib.suppress(Exception):
         atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(Exception):
             stream.flush()
+    if conn is not None:
+        with contextlib.suppress(OSError):
+            send(conn, {"exit": code})
     os._exit(code)
 
 
