@@ -121,6 +121,51 @@ The Real Model Answers Over Serve And A Session Continues
     ${log}=    Serve Log
     Should Not Contain    ${log}    Traceback
 
+It Refuses Bad Values And A Token No Client Can Send In One Line, Exit 2
+    [Documentation]    Each run is given the suite server's port, so a value wrongly taken
+    ...    would end at the bind (exit 1), never in a server that goes on running.
+    ${port}=    Serve Port
+    ${result}=    Run Serve Expecting Refusal    --no-auth    --port    ${port}    --grace    -5
+    One Line Refusal Should Be    ${result}    2    --grace must be a number of seconds at least 0
+    ${result}=    Run Serve Expecting Refusal    --no-auth    --port    ${port}    --grace    nan
+    One Line Refusal Should Be    ${result}    2    --grace must be a number of seconds at least 0
+    ${result}=    Run Serve Expecting Refusal    --port    ${port}    token=${SPACE}tok-3n-secret
+    One Line Refusal Should Be    ${result}    2    spaces or line breaks around it
+    Should Not Contain    ${result}[stderr]    tok-3n-secret
+    ${result}=    Run Serve Expecting Refusal    --port    ${port}    token=tok-3n-sécret
+    One Line Refusal Should Be    ${result}    2    outside printable ASCII
+    Should Not Contain    ${result}[stderr]    tok-3n
+
+A Taken Port Exits 1 In One Line
+    ${port}=    Serve Port
+    ${result}=    Run Serve Expecting Refusal    --no-auth    --port    ${port}
+    One Line Refusal Should Be    ${result}    1    cannot listen on 127.0.0.1:${port}
+    Should Contain    ${result}[stderr]    another process has the port
+
+Without A Token Only Local JSON Requests Run
+    [Documentation]    What a web page could send: text/plain with another site's Origin (no
+    ...    CORS preflight), form data, a rebinding site's Host. None runs the agent; a
+    ...    local JSON request, as the OpenAI clients send, does.
+    [Setup]    Start Serve Process    --no-auth
+    [Teardown]    Stop Serve Process
+    ${question}=    Set Variable    {"model": "echo", "messages": [{"role": "user", "content": "Hi"}]}
+    ${reply}=    Curl    /chat/completions    -H    Content-Type: text/plain
+    ...    -H    Origin: https://evil.example    -d    ${question}
+    Refusal Should Be    ${reply}    403    origin_not_allowed
+    ${reply}=    Curl    /chat/completions    -d    ${question}
+    Refusal Should Be    ${reply}    415    unsupported_media_type
+    ${reply}=    Curl    /chat/completions    -H    Host: rebind.evil.example:8080
+    ...    -H    Content-Type: application/json    -d    ${question}
+    Refusal Should Be    ${reply}    400    host_not_allowed
+    ${reply}=    Curl    /models    -H    Host: rebind.evil.example
+    Refusal Should Be    ${reply}    400    host_not_allowed
+    ${reply}=    Curl    /chat/completions    -H    Content-Type: application/json
+    ...    -H    Origin: http://localhost:5173    -d    ${question}
+    Should Be Equal As Integers    ${reply}[status]    200    ${reply}[body]
+    Should Be Equal    ${reply}[json][choices][0][message][content]    You said: Hi Before that: nothing
+    ${log}=    Serve Log
+    Should Not Contain    ${log}    Traceback
+
 SIGTERM Ends The Server Cleanly
     [Documentation]    Last: it stops the suite's server (the teardown then has nothing to do).
     ${code}=    Stop Serve Process
@@ -142,6 +187,13 @@ Stop Real Serve
     ${code}=    Stop Serve Process
     Stop Local Llama Server
     Should Be Equal As Integers    ${code}    0
+
+One Line Refusal Should Be
+    [Arguments]    ${result}    ${rc}    ${text}
+    Should Be Equal As Integers    ${result}[rc]    ${rc}    ${result}[stderr]
+    ${lines}=    Evaluate    $result["stderr"].splitlines()
+    Length Should Be    ${lines}    1    ${result}[stderr]
+    Should Contain    ${lines}[0]    ${text}
 
 Refusal Should Be
     [Arguments]    ${reply}    ${status}    ${code}

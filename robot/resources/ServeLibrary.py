@@ -21,6 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 import openai
@@ -46,6 +47,12 @@ class ServeLibrary:
     def serve_token(self) -> str:
         """The bearer token the server is started with."""
         return TOKEN
+
+    def serve_port(self) -> int:
+        """The port the newest server listens on."""
+        port = urlsplit(self.base_url).port
+        assert port is not None, self.base_url
+        return port
 
     def real_model_agents_file(self, base_url: str) -> str:
         """A fresh folder with ``workspace/notes.txt`` and the agent ``reader`` on the
@@ -202,9 +209,12 @@ class ServeLibrary:
             messages.append({"role": "assistant", "content": reply["content"]})
         return reply
 
-    def run_serve_expecting_refusal(self, *args: str) -> dict[str, Any]:
-        """Run ``python -m leanloop.serve`` without a token; return rc and stderr."""
+    def run_serve_expecting_refusal(self, *args: str, token: str = "") -> dict[str, Any]:
+        """Run ``python -m leanloop.serve`` without a token (or with ``token``); return rc
+        and stderr."""
         env = {k: v for k, v in os.environ.items() if k != "LEANLOOP_SERVE_TOKEN"}
+        if token:
+            env["LEANLOOP_SERVE_TOKEN"] = token
         result = subprocess.run(
             [sys.executable, "-m", "leanloop.serve", str(FIXTURES / "agents.yaml"), *args],
             capture_output=True,

@@ -5,13 +5,23 @@ naming it as the ``model`` (ADR 0025)::
 
     LEANLOOP_SERVE_TOKEN=s3cret leanloop serve agents.yaml --port 8080
     curl -H "Authorization: Bearer s3cret" http://127.0.0.1:8080/v1/chat/completions \\
+        -H "Content-Type: application/json" \\
         -d '{"model": "reader", "messages": [{"role": "user", "content": "Which port?"}]}'
+
+A run that ends with the model's answer is ``finish_reason: "stop"``; one the context
+budget ended, ``"length"``; one that ended otherwise (its rounds used, calls repeated, a
+reply that was no answer) is a 502 ``ended_without_answer`` whose error object holds the
+text and the report. The report, under ``leanloop``, names the ``stop_reason`` every time
+(:mod:`~leanloop.serve.streaming` has the table). ``--no-auth`` (loopback only) answers
+only requests addressed to this machine, from no other site's web page, with JSON
+bodies (:mod:`~leanloop.serve.browsers`).
 
 The modules: :mod:`~leanloop.serve.app` (the routes), :mod:`~leanloop.serve.requests`
 (a request into an agent's input and session), :mod:`~leanloop.serve.streaming` (OpenAI's
 completion objects and server-sent events), :mod:`~leanloop.serve.progress` (a run's
 chunks and progress events as one feed), :mod:`~leanloop.serve.limits` (the token,
-body size and concurrency), :mod:`~leanloop.serve.errors` (OpenAI's error shape) and
+body size and concurrency), :mod:`~leanloop.serve.browsers` (without a token: no web
+page drives the server), :mod:`~leanloop.serve.errors` (OpenAI's error shape) and
 :mod:`~leanloop.serve.main` (the command line).
 
 The names are imported on first use: ``serve_main`` needs FastAPI and uvicorn (the

@@ -6,8 +6,9 @@ Routes:
   conversation; ``stream: true`` answers with server-sent ``chat.completion.chunk``
   events, the run's progress among them as SSE comments (and as chunks under
   ``leanloop_progress`` with ``X-Leanloop-Progress: events``). The answer carries
-  ``usage`` and the run report under ``leanloop``. A client that disconnects cancels
-  its run, before the answer began as well as mid-stream.
+  ``usage`` and the run report under ``leanloop``. A run that ended without an answer
+  is an error, not a completion (:mod:`leanloop.serve.streaming` has the mapping). A
+  client that disconnects cancels its run, before the answer began as well as mid-stream.
 * ``GET /v1/models``: the agents, as OpenAI model objects.
 * ``GET /healthz``: ``{"status": "ok"}``, without a token (for probes).
 
@@ -28,11 +29,11 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 from starlette.exceptions import HTTPException
 
 from leanloop.exceptions import LeanloopError
-from leanloop.serve.errors import ServeError, error_body, from_run_error
+from leanloop.serve.errors import ServeError, error_body, from_run_error, no_answer
 from leanloop.serve.limits import ConcurrencyLimit, Gate, ServeSettings
 from leanloop.serve.progress import PROGRESS_HEADER, PROGRESS_OPT_IN, Progress, RunFeed, comment
 from leanloop.serve.requests import SESSION_HEADER, parse_chat_request, run_input
-from leanloop.serve.streaming import DONE, Completion, sse
+from leanloop.serve.streaming import DONE, Completion, finish_reason, sse
 
 if TYPE_CHECKING:
     from langchain_core.messages import AIMessageChunk, BaseMessage
@@ -45,6 +46,11 @@ __all__ = ["create_app"]
 
 _log = logging.getLogger("leanloop.serve")
 _T = TypeVar("_T")
+
+_MODEL_CHARS = 80
+"""The most of an unknown ``model`` a 404 repeats (a client may send kilobytes)."""
+_AGENTS_LISTED = 20
+"""The most agent names a 404 lists (``GET /v1/models`` has them all)."""
 
 
 def create_app(agents: Mapping[str, LLMAgent], settings: ServeSettings) -> FastAPI:
@@ -84,9 +90,7 @@ def create_app(agents: Mapping[str, LLMAgent], settings: ServeSettings) -> FastA
         chat = parse_chat_request(await request.body())
         agent = served.get(chat.model)
         if agent is None:
-            known = ", ".join(sorted(served)) or "none"
-            msg = f"the model {chat.model!r} does not exist: the agents are {known}"
-            raise ServeError(404, msg, code="model_not_found", param="model")
+            raise _unknown_agent(chat.model, served)
         run = run_input(chat, request.headers.get(SESSION_HEADER))
         config: RunnableConfig = (
             {"configurable": {"thread_id": run.thread_id}} if run.thread_id else {}
@@ -104,6 +108,17 @@ def create_app(agents: Mapping[str, LLMAgent], settings: ServeSettings) -> FastA
 
     app.add_middleware(Gate, settings=settings)
     return app
+
+
+def _unknown_agent(model: str, served: Mapping[str, object]) -> ServeError:
+    """The 404 for ``model``: what was asked for and the agents, both cut short."""
+    shown = model if len(model) <= _MODEL_CHARS else f"{model[:_MODEL_CHARS]}…"
+    names = sorted(served)
+    known = ", ".join(names[:_AGENTS_LISTED]) or "none"
+    if len(names) > _AGENTS_LISTED:
+        known += f" and {len(names) - _AGENTS_LISTED} more (GET /v1/models lists them)"
+    msg = f"the model {shown!r} does not exist: the agents are {known}"
+    return ServeError(404, msg, code="model_not_found", param="model")
 
 
 def _install_error_handlers(app: FastAPI) -> None:
@@ -181,6 +196,8 @@ class _Call:
         finally:
             self.limit.release()
         report = final.response_metadata.get("leanloop")
+        if finish_reason(report) is None:
+            raise no_answer(report or {}, final.text)
         return JSONResponse(completion.response(final.text, report))
 
     async def stream(self, completion: Completion) -> Response:
@@ -274,10 +291,13 @@ async def _events(
     Progress is an SSE comment, which OpenAI's clients skip, and also a chunk when the
     client asked (``as_chunks``). A failure after the first event can no longer change
     the status: it is sent as an event holding OpenAI's error object (the ``openai``
-    client raises it), then ``[DONE]``.
+    client raises it), then ``[DONE]``. So is a run that ended without an answer, in
+    place of the last chunk: its text was streamed already, and a finish reason would
+    pass it off as one.
     """
     yield sse(completion.role_chunk())
     report: Mapping[str, Any] | None = None
+    texts: list[str] = []
     item = first
     try:
         while item is not None:
@@ -287,6 +307,7 @@ async def _events(
                     yield sse(completion.progress_chunk(item.payload()))
             else:
                 if item.text:
+                    texts.append(item.text)
                     yield sse(completion.text_chunk(item.text))
                 report = item.response_metadata.get("leanloop") or report
             async with asyncio.timeout_at(deadline):
@@ -298,7 +319,12 @@ async def _events(
         _log.info("stream of %s ended: %d %s", completion.model, refused.status, refused.code)
         yield sse(refused.body())
     else:
-        yield sse(completion.last_chunk(report))
+        if finish_reason(report) is None:
+            ended = no_answer(report or {}, "".join(texts))
+            _log.info("stream of %s ended: %d %s", completion.model, ended.status, ended.code)
+            yield sse(ended.body())
+        else:
+            yield sse(completion.last_chunk(report))
     yield DONE
 
 
@@ -308,5 +334,7 @@ def _deadline_error(seconds: float) -> ServeError:
 
 
 def _error_response(exc: ServeError) -> JSONResponse:
-    headers = {"www-authenticate": "Bearer"} if exc.status == 401 else None
+    headers = dict(exc.headers)
+    if exc.status == 401:
+        headers["www-authenticate"] = "Bearer"
     return JSONResponse(exc.body(), status_code=exc.status, headers=headers)

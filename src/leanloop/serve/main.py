@@ -8,25 +8,33 @@ With ``--workers N`` (N > 1) uvicorn runs N processes on one socket; each builds
 with :func:`worker_app` from the command line the parent passes in
 ``LEANLOOP_SERVE_ARGV``. A session's turns may then be served by any worker, so the
 agents' session store must be PostgreSQL (SQLite is refused before anything starts).
+
+The exit status: 0 after a clean shutdown (SIGTERM, Ctrl-C); 1 when the server cannot
+listen (the port is taken, the address is not this machine's) or fails to start; 2 for
+bad input (an option, the agents file, the token), one line per problem, before
+anything listens.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import functools
 import json
 import logging
 import os
 import signal
+import socket
 import sys
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from leanloop.exceptions import LeanloopError, SpecError, SpecIssue
+from leanloop.redact import redact_logs
 from leanloop.serve.errors import ServeSetupError
-from leanloop.serve.limits import ServeSettings, is_loopback
+from leanloop.serve.limits import ServeSettings, check_seconds, is_loopback
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
@@ -49,10 +57,12 @@ TOKEN_ENV = "LEANLOOP_SERVE_TOKEN"  # noqa: S105 - the variable's name, not a se
 ARGV_ENV = "LEANLOOP_SERVE_ARGV"
 """The variable through which ``--workers`` passes the command line (JSON) to each worker."""
 
+_FAILED = 1
 _BAD_INPUT = 2
 _WORKER_APP = "leanloop.serve.main:worker_app"
 _LOG_FORMAT = "%(levelname)s: %(name)s: %(message)s"
 _SHARED_STORES = frozenset({"postgres", "postgresql"})
+_LAST_PORT = 65_535
 _SERVE_EXTRA = "leanloop serve needs its extra: pip install 'leanloop[serve]'"
 
 
@@ -63,6 +73,10 @@ def _parser() -> argparse.ArgumentParser:
             "Serve the agents of an agents file over OpenAI's chat-completions API "
             "(POST /v1/chat/completions, GET /v1/models, GET /healthz). Clients send "
             f"'Authorization: Bearer <the token in {TOKEN_ENV}>'."
+        ),
+        epilog=(
+            "exit status: 0 stopped cleanly (SIGTERM, Ctrl-C); 1 cannot listen (the port "
+            "is taken) or failed to start; 2 bad input (an option, the file, the token)"
         ),
     )
     parser.add_argument("file", help="the agents file")
@@ -102,6 +116,14 @@ def _parser() -> argparse.ArgumentParser:
         help="largest request body; a larger one is answered 413 (1048576)",
     )
     parser.add_argument(
+        "--body-timeout",
+        type=float,
+        default=30.0,
+        metavar="S",
+        help="seconds a request body may take to arrive; past it, 408 and the connection "
+        "is closed (30)",
+    )
+    parser.add_argument(
         "--grace",
         type=float,
         default=30.0,
@@ -125,8 +147,13 @@ def settings_from(args: argparse.Namespace, environ: Mapping[str, str]) -> Serve
 
     Raises:
         ServeSetupError: No token and auth not explicitly off on loopback, ``--no-auth``
-            on an address other machines can reach, or a limit out of range.
+            on an address other machines can reach, a token no client could send, or a
+            limit, ``--grace`` or ``--port`` out of range.
     """
+    check_seconds("--grace", args.grace, zero=True)
+    if not 0 <= args.port <= _LAST_PORT:
+        msg = f"--port must be 0 to {_LAST_PORT} (got {args.port})"
+        raise ServeSetupError(msg)
     token = environ.get(TOKEN_ENV) or None
     if args.no_auth:
         if not is_loopback(args.host):
@@ -147,6 +174,7 @@ def settings_from(args: argparse.Namespace, environ: Mapping[str, str]) -> Serve
         max_concurrency=args.max_concurrency,
         deadline=args.deadline,
         max_body_bytes=args.max_body_bytes,
+        body_timeout=args.body_timeout,
     )
 
 
@@ -225,6 +253,7 @@ def worker_app() -> FastAPI:
     args = _parser().parse_args(json.loads(raw))
     # A spawned worker starts with no logging set up: the same lines as the parent's.
     logging.basicConfig(level=logging.INFO, format=_LOG_FORMAT)
+    redact_logs(*logging.getLogger().handlers)  # httpx's lines name base_url, password too
     return create_app(load_served_agents(args.file, args.agents), settings_from(args, os.environ))
 
 
@@ -252,8 +281,9 @@ def serve_main(argv: Sequence[str] | None = None) -> int:
     """Run ``leanloop serve`` with ``argv`` (the arguments after ``serve``).
 
     Returns:
-        The exit status: 0 after a clean shutdown, 2 for bad input (options, the agents
-        file, a missing token) with one line per problem on stderr.
+        The exit status: 0 after a clean shutdown; 1 when it cannot listen (the port is
+        taken) or fails to start; 2 for bad input (options, the agents file, the token),
+        with one line per problem on stderr.
     """
     parser = _parser()
     try:
@@ -261,7 +291,7 @@ def serve_main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # --help, or argparse's own usage error
         return exc.code if isinstance(exc.code, int) else _BAD_INPUT
     try:
-        import uvicorn  # noqa: PLC0415 - the optional extra, only for this command
+        import uvicorn  # noqa: F401, PLC0415 - the optional extra: is it installed?
 
         from leanloop.serve.app import create_app  # noqa: PLC0415
     except ImportError:
@@ -278,14 +308,37 @@ def serve_main(argv: Sequence[str] | None = None) -> int:
     except (ServeSetupError, LeanloopError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return _BAD_INPUT
+    try:
+        sock = _listen(args.host, args.port)
+    except OSError as exc:
+        print(f"error: {_cannot_listen(args.host, args.port, exc)}", file=sys.stderr)
+        return _FAILED
+    with contextlib.closing(sock):
+        return _serve(create_app(agents, settings), sock, args=args, settings=settings, argv=argv)
+
+
+def _serve(
+    app: FastAPI,
+    sock: socket.socket,
+    *,
+    args: argparse.Namespace,
+    settings: ServeSettings,
+    argv: Sequence[str] | None,
+) -> int:
+    """Serve ``app`` on ``sock`` (bound already) until SIGTERM or Ctrl-C; the exit status."""
+    import uvicorn  # noqa: PLC0415 - the optional extra (serve_main checked it is there)
+
     logging.basicConfig(level=logging.INFO, format=_LOG_FORMAT)
+    redact_logs(*logging.getLogger().handlers)  # httpx's lines name base_url, password too
     auth = "bearer token" if settings.token else "no auth (loopback)"
     # The concurrency limit is each worker's own: they share no memory.
     at_once = f"{settings.max_concurrency} at once"
     if args.workers > 1:
         at_once = f"{args.workers} workers, {at_once} in each"
+    port = sock.getsockname()[1]  # --port 0: the one the system chose
     print(
-        f"leanloop serve: {', '.join(sorted(agents))} on http://{args.host}:{args.port}/v1 "
+        f"leanloop serve: {', '.join(sorted(app.state.agents))} on "
+        f"http://{_address(args.host, port)}/v1 "
         f"({auth}; {at_once}; deadline {settings.deadline:g} s)",
         file=sys.stderr,
         flush=True,
@@ -302,21 +355,59 @@ def serve_main(argv: Sequence[str] | None = None) -> int:
     }
     if args.workers > 1:
         given = sys.argv[1:] if argv is None else argv
-        return _run_workers(uvicorn, given, args.workers, options)
-    config = uvicorn.Config(create_app(agents, settings), **options)
+        return _run_workers(uvicorn, given, args.workers, options, sock)
+    config = uvicorn.Config(app, **options)
     server = uvicorn.Server(config)
     # An instance attribute: uvicorn's serve() calls self.capture_signals().
     server.capture_signals = functools.partial(_graceful_signals, server)  # type: ignore[method-assign]
     try:
-        server.run()
-    except SystemExit as exc:  # uvicorn exits 1 when it cannot bind (it logged why)
-        return exc.code if isinstance(exc.code, int) else 1
+        server.run(sockets=[sock])
+    except SystemExit:  # uvicorn's own startup failure (it logged why) exits 3: ours is 1
+        return _FAILED
     # After SIGTERM or Ctrl-C uvicorn returns normally, once running requests have ended.
-    return 0 if server.started else 1
+    return 0 if server.started else _FAILED
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """A socket bound to ``host`` and ``port``, bound as uvicorn binds its own.
+
+    Bound here rather than by uvicorn, which logs a failure and exits 3 (its own code):
+    a taken port is then one line of leanloop's and exit 1, before the banner says the
+    server runs. The socket is inheritable: the ``--workers`` processes serve on it.
+
+    Raises:
+        OSError: The address cannot be bound (taken, not this machine's, no permission).
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host.strip("[]"), port))
+    except BaseException:
+        sock.close()
+        raise
+    sock.set_inheritable(True)
+    return sock
+
+
+def _cannot_listen(host: str, port: int, exc: OSError) -> str:
+    """The one line for an address that cannot be bound (never a traceback)."""
+    reason = exc.strerror or str(exc)
+    hint = ": another process has the port; stop it or choose another --port"
+    taken = exc.errno == errno.EADDRINUSE
+    return f"cannot listen on {_address(host, port)}: {reason}{hint if taken else ''}"
+
+
+def _address(host: str, port: int) -> str:
+    return f"[{host.strip('[]')}]:{port}" if ":" in host else f"{host}:{port}"
 
 
 def _run_workers(
-    uvicorn: Any, argv: Sequence[str], workers: int, options: Mapping[str, Any]
+    uvicorn: Any,
+    argv: Sequence[str],
+    workers: int,
+    options: Mapping[str, Any],
+    sock: socket.socket,
 ) -> int:
     """Run ``workers`` processes under uvicorn's supervisor; the exit status.
 
@@ -331,10 +422,10 @@ def _run_workers(
     os.environ[ARGV_ENV] = json.dumps(list(argv))
     config = uvicorn.Config(_WORKER_APP, factory=True, workers=workers, **options)
     try:
-        supervisor = Multiprocess(config, sockets=[config.bind_socket()])
+        supervisor = Multiprocess(config, sockets=[sock])
         supervisor.run()  # SIGTERM/Ctrl-C: it stops the workers gracefully and returns
-    except SystemExit as exc:  # uvicorn exits 1 when it cannot bind (it logged why)
-        return exc.code if isinstance(exc.code, int) else 1
+    except SystemExit:  # uvicorn's own startup failure (it logged why) exits 3: ours is 1
+        return _FAILED
     # A worker whose app failed makes the supervisor stop (it logged why).
     failed = any(p.process.exitcode == STARTUP_FAILURE for p in supervisor.processes)
-    return 1 if failed else 0
+    return _FAILED if failed else 0

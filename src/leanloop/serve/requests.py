@@ -2,25 +2,53 @@
 
 The body is parsed here, not by FastAPI's parameter binding, so every problem is one
 400 in OpenAI's error shape naming the field (FastAPI would answer 422 in its own
-shape). OpenAI's sampling options (``temperature``, ``max_tokens``, ``tools``…) are
+shape): JSON nested deeper than any chat request needs, and text that is no Unicode (a
+lone surrogate, which JSON's ``\\ud800`` escape can write and no model server can take),
+included. OpenAI's sampling options (``temperature``, ``max_tokens``, ``tools``…) are
 accepted and ignored: an agent's model settings and tools are its agents file's.
+
+A client's ``system`` and ``developer`` messages never join the agent's system prompt:
+any holder of the token could otherwise rewrite a served agent's instructions. They are
+not refused either (many clients send one with every request): each becomes a line
+before the question, ``Client note (system role, lower priority than the agent's
+instructions): …``, so the model reads it as the user's context, below the agent's own.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from leanloop.serve.errors import ServeError
 
-__all__ = ["SESSION_HEADER", "ChatRequest", "RunInput", "parse_chat_request", "run_input"]
+__all__ = [
+    "MAX_DEPTH",
+    "NOTE_PREFIX",
+    "SESSION_HEADER",
+    "ChatRequest",
+    "RunInput",
+    "parse_chat_request",
+    "run_input",
+]
 
 SESSION_HEADER = "x-leanloop-session"
+
+MAX_DEPTH = 100
+"""The deepest nesting of arrays and objects a request body may have (a chat request
+needs a handful; a deeper one would only make the parser recurse)."""
+
+NOTE_PREFIX = "Client note ({role} role, lower priority than the agent's instructions): "
+"""How a client's system or developer message reaches the agent: a line before the question."""
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_CLIENT_ROLES = frozenset({"system", "developer"})
+_CONTAINERS = (dict, list)
 
 
 class _Message(BaseModel):
@@ -61,6 +89,9 @@ def parse_chat_request(body: bytes) -> ChatRequest:
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         msg = f"the request body is not valid JSON ({exc})"
         raise ServeError(400, msg, code="invalid_json") from None
+    except RecursionError:  # the parser recurses once per level: far deeper than MAX_DEPTH
+        raise _too_deep() from None
+    _check_values(data)
     if not isinstance(data, dict):
         msg = f"the request body must be a JSON object (got {type(data).__name__})"
         raise ServeError(400, msg, code="invalid_request")
@@ -83,23 +114,33 @@ def run_input(request: ChatRequest, session_header: str | None) -> RunInput:
     Without a session, the whole conversation is passed: the earlier messages are the
     history, the last user message the question. With one (the ``X-Leanloop-Session``
     header, else ``user``), the session store holds the history (ADR 0019), so only the
-    system messages and the last user message are passed, and the earlier messages a
-    client sends again with every request are not taken twice.
+    last user message is passed, and the earlier messages a client sends again with
+    every request are not taken twice. The client's system and developer messages,
+    wherever they stand, become lines before the question (:data:`NOTE_PREFIX`).
 
     Raises:
         ServeError: 400 for a role or content part an agent cannot take, or a
             conversation that does not end with the user's question.
     """
-    converted = [_convert(index, message) for index, message in enumerate(request.messages)]
-    turns = [m for m in converted if not isinstance(m, SystemMessage)]
+    notes: list[str] = []
+    turns: list[BaseMessage] = []
+    for index, message in enumerate(request.messages):
+        text = _text(index, message.content)
+        if message.role in _CLIENT_ROLES:
+            if text.strip():
+                notes.append(NOTE_PREFIX.format(role=message.role) + text)
+        else:
+            turns.append(_convert(index, message.role, text))
     if not turns or not isinstance(turns[-1], HumanMessage):
-        msg = "the last message (other than system messages) must be the user's question"
+        msg = "the last message (other than system and developer ones) must be the user's question"
         raise ServeError(400, msg, code="invalid_messages", param="messages")
+    question = turns[-1]
+    if notes:
+        question = HumanMessage(content="\n".join([*notes, "", question.text]))
     thread = _session(request, session_header)
     if thread is None:
-        return RunInput(converted, None)
-    systems = [m for m in converted if isinstance(m, SystemMessage)]
-    return RunInput([*systems, turns[-1]], thread)
+        return RunInput([*turns[:-1], question], None)
+    return RunInput([question], thread)
 
 
 def _session(request: ChatRequest, header: str | None) -> str | None:
@@ -113,11 +154,7 @@ def _session(request: ChatRequest, header: str | None) -> str | None:
     return chosen
 
 
-def _convert(index: int, message: _Message) -> BaseMessage:
-    text = _text(index, message.content)
-    role = message.role
-    if role in {"system", "developer"}:
-        return SystemMessage(content=text)
+def _convert(index: int, role: str, text: str) -> BaseMessage:
     if role == "user":
         return HumanMessage(content=text)
     if role == "assistant":
@@ -146,3 +183,67 @@ def _text(index: int, content: str | Sequence[dict[str, Any]] | None) -> str:
             raise ServeError(400, msg, code="invalid_messages", param=f"messages.{index}.content")
         texts.append(part["text"])
     return "\n".join(texts)
+
+
+def _check_values(data: object) -> None:
+    """Refuse nesting deeper than :data:`MAX_DEPTH` and a lone surrogate in any string.
+
+    The depth is walked with a stack of its own, not recursion (the body's depth is the
+    client's to choose), over arrays and objects only. Surrogates are found by encoding
+    the whole body as UTF-8 at once, which refuses them; only then is the string that
+    holds one looked for, to name it.
+
+    Raises:
+        ServeError: 400, naming the field (``messages.0.content``) and what is wrong.
+    """
+    stack: list[tuple[object, int]] = [(data, 0)]
+    while stack:
+        value, depth = stack.pop()
+        items: Iterable[object]
+        if isinstance(value, dict):
+            items = value.values()
+        elif isinstance(value, list):
+            items = value
+        else:
+            continue  # only the body itself can be a scalar: nothing else is stacked
+        if value and depth == MAX_DEPTH:
+            raise _too_deep()
+        stack.extend((item, depth + 1) for item in items if isinstance(item, _CONTAINERS))
+    try:
+        json.dumps(data, ensure_ascii=False).encode()
+    except UnicodeEncodeError:
+        _locate_bad_text(data)
+
+
+def _locate_bad_text(data: object) -> None:
+    """Raise the 400 for the first string holding a lone surrogate, located by its path."""
+    stack: list[tuple[object, tuple[str | int, ...]]] = [(data, ())]
+    while stack:
+        value, path = stack.pop()
+        if isinstance(value, str):
+            _check_text(value, path)
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                _check_text(key, path, key=True)
+                stack.append((item, (*path, key)))
+        elif isinstance(value, list):
+            stack.extend((item, (*path, index)) for index, item in enumerate(value))
+
+
+def _check_text(text: str, path: tuple[str | int, ...], *, key: bool = False) -> None:
+    found = _SURROGATE.search(text)
+    if found is None:
+        return
+    where = ".".join(str(part) for part in path) or "body"
+    what = f"a key of {where}" if key else where
+    msg = (
+        f"{what} is not valid Unicode text: it holds a lone surrogate "
+        f"(U+{ord(found.group()):04X}) at character {found.start()}; send text as UTF-8 "
+        "(a character outside the BMP as a pair of \\u escapes, never one half)"
+    )
+    raise ServeError(400, msg, code="invalid_text", param=where)
+
+
+def _too_deep() -> ServeError:
+    msg = f"the request body nests arrays and objects deeper than {MAX_DEPTH} levels"
+    return ServeError(400, msg, code="invalid_json")

@@ -8,6 +8,23 @@ progress events travel as SSE comments, and on request as chunks whose
 ``leanloop_progress`` holds the event (:mod:`leanloop.serve.progress`). The report is an
 extension key: OpenAI's clients keep unknown keys (``chunk.model_extra`` /
 ``completion.model_extra`` in the Python client) and ignore them otherwise.
+
+How a run ended decides how it is answered (:func:`finish_reason`); the report's
+``stop_reason`` says it in the ``leanloop`` extension, every time:
+
+* ``answer``: 200, ``finish_reason: "stop"``; the text is the model's answer.
+* ``budget_exhausted``: 200, ``finish_reason: "length"``; the context window, a token
+  limit, ended the run, and the text is the model's last, tool-less reply or the
+  ending's own words.
+* ``max_rounds``, ``repeated_calls``, ``no_answer`` and any other: 502
+  ``ended_without_answer`` (streamed: an error event after the text), the text under
+  ``content`` and the report under ``leanloop`` in the error object.
+* ``failed``: the run raised; 502 ``model_error``, as before.
+
+OpenAI's reasons have none for "the agent stopped without answering": ``stop`` would
+pass the text off as an answer, ``length`` says a token limit (untrue for rounds or
+repeats), and ``content_filter`` / ``tool_calls`` promise what is not there. An error
+is the one ending every client notices, and the official ones raise it.
 """
 
 from __future__ import annotations
@@ -18,8 +35,6 @@ import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
-
-from leanloop.report import ENDED_OTHERWISE
 
 __all__ = [
     "DONE",
@@ -54,15 +69,19 @@ def usage_of(report: Mapping[str, Any] | None) -> dict[str, int]:
     }
 
 
-def finish_reason(report: Mapping[str, Any] | None) -> str:
-    """``stop`` for the model's own answer; ``length`` for an answer leanloop composed.
+def finish_reason(report: Mapping[str, Any] | None) -> str | None:
+    """OpenAI's ``finish_reason`` for a run that ended with ``report``; ``None``: no answer.
 
-    A run that ended by ``max_rounds``, ``budget_exhausted`` or ``repeated_calls`` answers
-    with what leanloop composed from what was found, not the model's finished work: the
-    nearest OpenAI reason is ``length`` (the model was cut short). The report says which.
+    ``stop`` for the model's answer, ``length`` when the context budget (a token limit)
+    ended the run; every other ending, one added later too, is no answer and is
+    answered as an error (:func:`leanloop.serve.errors.no_answer`; the module docstring
+    has the table). A run without a report is an answer (an agent that reports nothing).
     """
     reason = (report or {}).get("stop_reason", "answer")
-    return "length" if reason in ENDED_OTHERWISE else "stop"
+    return _FINISH_REASONS.get(str(reason))
+
+
+_FINISH_REASONS = {"answer": "stop", "budget_exhausted": "length"}
 
 
 def _count(value: object) -> int:
@@ -78,7 +97,7 @@ class Completion:
     created: int = field(default_factory=lambda: int(time.time()))
 
     def response(self, text: str, report: Mapping[str, Any] | None) -> dict[str, Any]:
-        """The ``chat.completion`` object of a whole answer."""
+        """The ``chat.completion`` object of a whole answer (one :func:`finish_reason` has)."""
         return {
             **self._head("chat.completion"),
             "choices": [
@@ -113,7 +132,7 @@ class Completion:
         return chunk
 
     def last_chunk(self, report: Mapping[str, Any] | None) -> dict[str, Any]:
-        """The last chunk: the finish reason, the usage and the run report."""
+        """The last chunk of an answer: the finish reason, the usage and the run report."""
         chunk = self._chunk({}, finish_reason(report))
         chunk["usage"] = usage_of(report)
         chunk["leanloop"] = dict(report or {})
