@@ -267,6 +267,19 @@ async def _explode(box: ToolBox, reason: str) -> str:
     raise RuntimeError(f"it broke: {reason}")
 
 
+_DOCS = {
+    "bio.txt": "Ada Lovelace (1815-1852) published the first algorithm for a computing machine.",
+    "notes.txt": "Meeting notes: the launch moved to Tuesday.",
+}
+"""What ``read_doc`` reads: a user's own reader, not a workspace (issue 37)."""
+
+
+async def _read_doc(box: ToolBox, name: str) -> str:
+    if name not in _DOCS:
+        raise FileNotFoundError(f"no document named {name!r}")
+    return _DOCS[name]
+
+
 _KEY = {"key": {"type": "string"}}
 TEST_TOOLS: dict[str, Callable[[ToolBox], BaseTool]] = {
     "lookup": _test_tool(
@@ -299,6 +312,10 @@ TEST_TOOLS: dict[str, Callable[[ToolBox], BaseTool]] = {
         _wait_for_peers,
     ),
     "explode": _test_tool("explode", "Always fails.", {"reason": {"type": "string"}}, _explode),
+    # A user's own function that reads a named document (leanloop.tools.readers).
+    "read_doc": _test_tool(
+        "read_doc", "Read a document by its name.", {"name": {"type": "string"}}, _read_doc
+    ),
 }
 """The test tools a scenario can name in ``tools``, besides the built-in ones."""
 

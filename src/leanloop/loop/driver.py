@@ -32,6 +32,7 @@ from langchain_core.messages import (
 )
 from langchain_core.messages.ai import UsageMetadata, add_usage
 from langchain_core.runnables import RunnableConfig
+from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from leanloop import endings, events
@@ -59,6 +60,7 @@ from leanloop.pruning import augment_tool_schemas, processed_tokens
 from leanloop.redact import redact_text, redact_url
 from leanloop.report import RunReport, StopReason
 from leanloop.spec.types import AgentSpec, ModelSpec
+from leanloop.tools.readers import file_like_words, reader_parameter
 from leanloop.tools.registry import ToolRegistry
 
 __all__ = ["AgentLoop", "CutStreamError", "StepSink", "TextSink", "TurnContext"]
@@ -214,6 +216,11 @@ class AgentLoop:
         # What holds for every run of the agent is worked out once, here.
         self._profile = pick_profile(spec.prompt_profile, spec.model.model)
         self._prefetches = spec.prefetch_mentioned_files and "read_file" in registry.names
+        self._reader = (
+            _only_reader(registry.tools)
+            if spec.prefetch_mentioned_files and not self._prefetches
+            else None
+        )
         self._needs_room = spec.allow_tool_output_pruning and pruning_trigger(spec) == "budget"
         self._model_name = _model_name(spec.model)
 
@@ -362,14 +369,21 @@ class AgentLoop:
         return pick_profile("auto", model.model, served=said.served, n_params=said.n_params)
 
     async def _prefetch(self, run: _Run, named: Callable[[], list[str]]) -> None:
-        """Read the workspace files the request names, as ordinary read_file calls."""
-        if not self._prefetches:
-            return
-        paths = named()
+        """Read what the request names before the first request, as ordinary calls.
+
+        The workspace files it names, with ``read_file``; without ``read_file``, the names
+        that look like files, with the agent's one tool that reads a named resource (a
+        user's ``read_doc(name)``, :mod:`leanloop.tools.readers`). Such a tool cannot be
+        asked first whether the name exists: when every prefetched call failed, the step
+        is left out of the conversation (the report keeps the calls).
+        """
+        tool, param = ("read_file", "path") if self._prefetches else self._reader or ("", "")
+        # A user's reader cannot be asked which names exist: the words that look like files.
+        paths = named() if self._prefetches else file_like_words(run.question) if tool else []
         if not paths:
             return
         calls: list[ToolCall] = [
-            {"name": "read_file", "args": {"path": p}, "id": f"prefetch_{i}", "type": "tool_call"}
+            {"name": tool, "args": {param: p}, "id": f"prefetch_{i}", "type": "tool_call"}
             for i, p in enumerate(paths)
         ]
         # No request yet: the budget's limits are those the opening leaves (RunBudget.open).
@@ -385,6 +399,11 @@ class AgentLoop:
             prefetch=True,
         )
         messages = done.messages
+        if not self._prefetches and not any(c.ok for c in run.report.tool_calls if c.step == 0):
+            run.report.events.append(
+                f"prefetch: {tool} found none of {', '.join(paths)}; left out of the conversation"
+            )
+            return
         if run.protocol.mode == "native":
             reply = AIMessage(content="", tool_calls=calls)
         else:
@@ -835,6 +854,13 @@ class AgentLoop:
             usage_metadata=run.usage or reply.usage_metadata,
             id=reply.id,
         )
+
+
+def _only_reader(tools: Sequence[BaseTool]) -> tuple[str, str] | None:
+    """The agent's one tool that reads a named resource, and its parameter; ``None`` when
+    it has none or several (which one a name belongs to is then a guess)."""
+    readers = [(tool.name, param) for tool in tools if (param := reader_parameter(tool))]
+    return readers[0] if len(readers) == 1 else None
 
 
 def _rests_on(run: _Run) -> list[str]:

@@ -49,6 +49,7 @@ from leanloop.pruning.prompt import split_raw_lines
 from leanloop.report import RunReport, ToolCallRecord, result_preview
 from leanloop.spec.types import AgentSpec
 from leanloop.textcap import cap_text
+from leanloop.tools.readers import file_like_words
 from leanloop.tools.registry import ToolOutcome, ToolRegistry, clean_text
 from leanloop.tools.workspace import MAX_READ_LINES
 
@@ -210,6 +211,8 @@ class ToolRunner:
     ) -> None:
         self.guard = guard
         self.question = question
+        self.request_names = file_like_words(question)
+        """The request's words that look like file names (a reader's missing name)."""
         self.named = named
         """The workspace paths the request names (looked up on first use), for the
         pruning pass's question about a file and handed to the tools with each call."""
@@ -370,7 +373,11 @@ class ToolRunner:
         clock = asyncio.get_running_loop()
         started = clock.time()
         outcome = await self.registry.run(
-            call["name"], args, time_limit=self.spec.tool_timeout, request_paths=self.named
+            call["name"],
+            args,
+            time_limit=self.spec.tool_timeout,
+            request_paths=self.named,
+            request_names=self.request_names,
         )
         if self._reads_on(outcome, args, request):
             outcome = await self._read_on(outcome)

@@ -28,6 +28,7 @@ __all__ = [
     "ArgumentCheck",
     "check_arguments",
     "describe_parameters",
+    "json_schema_of",
     "parameter_names",
 ]
 
@@ -60,7 +61,7 @@ def describe_parameters(tool: BaseTool) -> str:
     """Return ``{path, offset?, limit?}``: the parameters, optional ones marked ``?``."""
     names = parameter_names(tool)
     try:
-        required = set(_json_schema_of(tool).get("required", ()))
+        required = set(json_schema_of(tool).get("required", ()))
     except Exception:  # a schema without a JSON form: the names alone still help
         required = set(names)
     return "{" + ", ".join(n if n in required else f"{n}?" for n in names) + "}"
@@ -73,7 +74,7 @@ def check_arguments(tool: BaseTool, args: Mapping[str, Any]) -> ArgumentCheck:
     kept = {key: value for key, value in reading.args.items() if key in known}
     dropped = tuple(key for key in reading.args if key not in known)
     schema = tool.tool_call_schema
-    json_schema = _json_schema_of(tool)
+    json_schema = json_schema_of(tool)
     coerced, value_notes = coerce_values(kept, json_schema)
     notes = (*reading.notes, *value_notes)
     if isinstance(schema, dict):
@@ -85,7 +86,9 @@ def check_arguments(tool: BaseTool, args: Mapping[str, Any]) -> ArgumentCheck:
     return ArgumentCheck(coerced, dropped, None, notes)  # unknown schema kind: LangChain checks
 
 
-def _json_schema_of(tool: BaseTool) -> dict[str, Any]:
+def json_schema_of(tool: BaseTool) -> dict[str, Any]:
+    """The JSON Schema of the arguments ``tool`` is called with (``{"properties": {}}``
+    when it has none that can be read)."""
     schema = tool.tool_call_schema
     if isinstance(schema, dict):
         return schema

@@ -49,7 +49,7 @@ import json
 import logging
 import re
 from collections.abc import Callable, Coroutine, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import CodeType
 from typing import TYPE_CHECKING, Any
 
@@ -76,6 +76,7 @@ from leanloop.tools._arguments import (
 from leanloop.tools._notes import CallContext, Told, call_config
 from leanloop.tools._watchdog import Overrun, tool_codes, watch
 from leanloop.tools._worker import blocks_in_executor, in_worker
+from leanloop.tools.readers import fill_reader_argument
 from leanloop.tools.repair import close_tool_names, format_call, repair_call
 
 if TYPE_CHECKING:
@@ -276,6 +277,7 @@ class ToolRegistry:
         *,
         time_limit: float | None = None,
         request_paths: Callable[[], Sequence[str]] | None = None,
+        request_names: Sequence[str] = (),
     ) -> ToolOutcome:
         """Run tool ``name`` with ``args``; never raises except on cancellation.
 
@@ -289,6 +291,9 @@ class ToolRegistry:
             request_paths: The workspace paths the run's request names, handed to the
                 tool with the call (:class:`~leanloop.tools._notes.CallContext`); ``None``
                 outside a run.
+            request_names: The words of the request that look like file names: a tool
+                that reads a named resource and was called without its name gets the one
+                there is (:func:`~leanloop.tools.readers.fill_reader_argument`).
 
         Returns:
             The outcome; ``outcome.text`` goes to the model as the tool result.
@@ -304,6 +309,12 @@ class ToolRegistry:
         if not isinstance(args, Mapping):
             draft.shown.append("read the arguments from their JSON text")
         check = _check(tool, draft.args)
+        if check.problem is not None and request_names:
+            # A reader called without its name (`read_doc({})`): the one the request gives.
+            filled = fill_reader_argument(tool, check.args, request_names)
+            if filled is not None:
+                check = replace(_check(tool, filled[0]), dropped=check.dropped)
+                draft.shown.append(filled[1])
         draft.args, draft.dropped = check.args, check.dropped
         draft.shown.extend(check.notes)
         if check.problem is not None:
