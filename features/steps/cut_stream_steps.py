@@ -151,6 +151,9 @@ def when_ctrl_c(context: Context) -> None:
             time.sleep(0.1)
             signal.pthread_kill(main, signal.SIGINT)
 
+    # A process started in the background of a non-interactive shell ignores SIGINT: the
+    # step sets Python's own handler, so the Ctrl-C arrives wherever the suite runs.
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
     threading.Thread(target=interrupt, daemon=True).start()
     context.interrupted = False
     try:
@@ -158,6 +161,8 @@ def when_ctrl_c(context: Context) -> None:
     except KeyboardInterrupt:
         context.interrupted = True
         context.interrupted_at = time.monotonic()
+    finally:
+        signal.signal(signal.SIGINT, before)
 
 
 @then('the cut-stream run answered "{text}"')
