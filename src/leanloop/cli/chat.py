@@ -9,15 +9,20 @@ On a terminal the chat is made for a person:
 - the banner (agent, model, window when the file gives it, session, how to leave) is
   printed as soon as the file is read, before LangChain is imported and the agent built;
 - lines are edited with :mod:`readline`, and Up and Down walk a history kept across
-  chats (``$XDG_STATE_HOME/leanloop/chat_history``, else
-  ``~/.local/state/leanloop/chat_history``, else ``~/.leanloop_history``);
+  chats (:mod:`leanloop.cli.chat_input`: a paste is one question, a line ending with
+  ``\\`` goes on on the next one);
 - a spinner turns while the agent works, naming what it does (a step, a tool call);
 - the progress lines are folded into the one summary line after each answer
-  (``--progress`` prints them as they come, as ``--verbose`` does).
+  (``--progress`` prints them as they come, as ``--verbose`` does);
+- Ctrl-C during a turn cancels that turn (the run unwinds: its tools are stopped and the
+  session's turn is recorded as failed, so ``--resume`` could take it up), prints
+  :data:`CANCELLED` and comes back to the prompt, the conversation and session kept;
+  Ctrl-C at the prompt drops the line typed, and a second one in a row leaves (130).
 
 When stdin is not a terminal (a script, a pipe) there is no prompt, no history file and
 no spinner, and the progress lines are printed as they come whenever stderr is not a
-terminal, as ``leanloop run`` prints them.
+terminal, as ``leanloop run`` prints them; Ctrl-C (SIGINT) ends the chat with 130, and
+SIGTERM or SIGHUP always do.
 
 Lines that start with ``/`` and a word are commands, answered here and never sent to
 the model (:data:`SLASH_COMMANDS`; ``//`` sends a line that starts with ``/``).
@@ -28,9 +33,9 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
-import os
 import re
 import shutil
+import signal
 import sys
 import threading
 import time
@@ -48,6 +53,7 @@ from leanloop.cli._runs import (
     session_id,
     stream_answer,
 )
+from leanloop.cli.chat_input import ChatLines, history_path
 from leanloop.exceptions import RunFailed, StructuredOutputError
 from leanloop.redact import redact_text, redact_url
 from leanloop.report import format_report, summary_line
@@ -60,6 +66,8 @@ if TYPE_CHECKING:
     from leanloop.spec.types import AgentSpec
 
 __all__ = [
+    "CANCELLED",
+    "LEAVE_HINT",
     "SLASH_COMMANDS",
     "ChatState",
     "SlashCommand",
@@ -77,15 +85,15 @@ SLASH_COMMANDS: Final[Mapping[str, str]] = {
     "/reset": "start a new conversation (a new session)",
     "/report": "show the report of the last turn",
     "/html [PATH]": "write the page of the last turn's report and print its path",
-    "/exit": "leave the chat (also /quit, or Ctrl-D)",
+    "/exit": "leave the chat (also /quit, Ctrl-D, or Ctrl-C twice at the prompt)",
 }
 """The commands a chat answers itself, with what each does (``/help`` prints them)."""
 
-PROMPT: Final = "> "
-"""The prompt on a terminal (on stdout: readline draws it with the line being edited)."""
+CANCELLED: Final = "[cancelled]"
+"""The line on stderr after Ctrl-C cancelled a turn (the chat goes on)."""
+LEAVE_HINT: Final = "(Ctrl-C again, Ctrl-D or /exit leaves)"
+"""The line after a first Ctrl-C at an empty prompt."""
 
-_HISTORY_LENGTH = 1000
-"""Lines the history file keeps."""
 _COMMAND = re.compile(r"^/([A-Za-z][A-Za-z0-9_-]*)(?:\s+(.*))?$", re.DOTALL)
 _DIM, _RESET = "\033[2m", "\033[0m"
 
@@ -95,9 +103,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     chat = subparsers.add_parser(
         "chat",
         help="talk with an agent, turn after turn (a session)",
-        description="Read questions from stdin, one per line, and stream each answer; the "
+        description="Read questions from stdin, one per line (a line ending with \\ goes "
+        "on on the next; a paste is one question), and stream each answer; the "
         "conversation is a session (--session ID continues one). Lines starting with / "
-        "are commands (/help lists them). Ctrl-D or /exit ends it.",
+        "are commands (/help lists them). Ctrl-C cancels a turn; Ctrl-D or /exit ends it.",
     )
     chat.add_argument("file", help="the agents YAML file")
     chat.add_argument("--agent", help="the agent's name (optional when the file has one)")
@@ -131,7 +140,8 @@ def parse_slash(line: str) -> SlashCommand | str:
 
     A command is ``/`` and a word at the start of the line (``/html page.html``); a line
     that only starts with a slash (``/etc/hosts: what is it?``) is a question, and ``//``
-    sends the rest of the line with one slash.
+    sends the rest of the line with one slash. A command is one line: text of several
+    lines (a paste) is a question.
 
     Returns:
         The command (its name lower-cased), or the question's text, stripped.
@@ -139,7 +149,7 @@ def parse_slash(line: str) -> SlashCommand | str:
     text = line.strip()
     if text.startswith("//"):
         return text[1:]
-    match = _COMMAND.match(text)
+    match = None if "\n" in text else _COMMAND.match(text)
     if match is None:
         return text
     return SlashCommand("/" + match[1].lower(), (match[2] or "").strip())
@@ -166,6 +176,8 @@ class ChatState:
     """Where ``/html`` without a path writes its page."""
     new_thread: Callable[[], str] = field(default=new_thread_id)
     """Makes the session ID ``/reset`` moves to."""
+    cancelled: bool = False
+    """The last turn was cancelled (Ctrl-C): it has no report."""
 
 
 def answer_slash(command: SlashCommand, state: ChatState, out: TextIO) -> bool:
@@ -187,16 +199,22 @@ def answer_slash(command: SlashCommand, state: ChatState, out: TextIO) -> bool:
         for usage, what in SLASH_COMMANDS.items():
             print(f"  {usage:<{width}}  {what}", file=out)
         print("  Anything else is sent to the agent (// sends a line starting with /).", file=out)
+        print(
+            "  End a line with \\ to go on on the next one; a paste is one question.",
+            file=out,
+        )
+        print("  Ctrl-C cancels a turn; at the prompt it drops the line, twice leaves.", file=out)
     elif name == "/reset":
         state.thread = state.new_thread()
         state.report = None
+        state.cancelled = False
         print(
             f"new conversation: session {state.thread} (continue it with --session {state.thread})",
             file=out,
         )
     elif name == "/report":
         if state.report is None:
-            print("no turn yet: ask something first", file=out)
+            print(_no_report(state), file=out)
         else:
             print(format_report(state.report), file=out)
             print(summary_line(state.report), file=out)
@@ -207,10 +225,16 @@ def answer_slash(command: SlashCommand, state: ChatState, out: TextIO) -> bool:
     return True
 
 
+def _no_report(state: ChatState) -> str:
+    if state.cancelled:
+        return "the last turn was cancelled: it has no report"
+    return "no turn yet: ask something first"
+
+
 def _write_page(argument: str, state: ChatState, out: TextIO) -> None:
     """``/html [PATH]``: the last turn's page, at PATH or in :attr:`ChatState.folder`."""
     if state.report is None:
-        print("no turn yet: ask something first", file=out)
+        print(_no_report(state), file=out)
         return
     turn = (state.report.get("session") or {}).get("turn", state.turns)
     path = Path(argument).expanduser() if argument else None
@@ -258,98 +282,6 @@ def banner_lines(spec: AgentSpec, thread: str, *, given: bool) -> list[str]:
         session,
         "Type a question and press Enter. /help lists the commands; /exit or Ctrl-D leaves.",
     ]
-
-
-# --- line reading and history ---------------------------------------------------------
-
-
-def history_path(environ: Mapping[str, str] | None = None) -> Path:
-    """Where the chat history lives: the user's state folder, else the home folder.
-
-    ``$XDG_STATE_HOME/leanloop/chat_history``, or ``~/.local/state/leanloop/chat_history``
-    when ``~/.local/state`` exists; else ``~/.leanloop_history``.
-    """
-    env = os.environ if environ is None else environ
-    state = env.get("XDG_STATE_HOME")
-    if state:
-        return Path(state) / "leanloop" / "chat_history"
-    home = Path(env.get("HOME") or Path.home())
-    if (home / ".local" / "state").is_dir():
-        return home / ".local" / "state" / "leanloop" / "chat_history"
-    return home / ".leanloop_history"
-
-
-class _Lines:
-    """Reads the chat's lines: with readline and history on a terminal, else plainly."""
-
-    def __init__(self, stdin: TextIO, *, interactive: bool) -> None:
-        self.stdin = stdin
-        self.interactive = interactive
-        self.number = 0
-        """Lines read so far (an error names the line by it)."""
-        self._history: Path | None = None
-        self._readline: Any = None
-        if interactive:
-            self._start_history()
-
-    def _start_history(self) -> None:
-        try:
-            import readline  # noqa: PLC0415 - only a terminal edits lines
-        except ImportError:  # a Python built without it: plain lines still work
-            return
-        self._readline = readline
-        readline.set_history_length(_HISTORY_LENGTH)
-        readline.set_completer(_complete)
-        readline.set_completer_delims(" \t\n")
-        readline.parse_and_bind("tab: complete")
-        path = history_path()
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.touch(exist_ok=True)  # append_history_file needs the file to exist
-            readline.read_history_file(str(path))
-        except OSError:
-            return  # no history across chats, but Up still walks this one's lines
-        self._history = path
-
-    def read(self) -> str | None:
-        """The next line (without its end), or ``None`` at the end of the input."""
-        self.number += 1
-        if not self.interactive:
-            line = self.stdin.readline()
-            return line.rstrip("\r\n") if line else None
-        try:
-            line = input(PROMPT)
-        except EOFError:
-            print(file=sys.stderr)  # Ctrl-D leaves the cursor after the prompt
-            return None
-        if line.strip().lower() in ("/exit", "/quit"):
-            # Up in the next chat should bring back a question, not the way out.
-            self._forget_last()
-        elif line.strip() and self._history is not None:
-            # Each line at once: a chat ended by a signal keeps what was typed.
-            with contextlib.suppress(OSError, AttributeError):
-                self._readline.append_history_file(1, str(self._history))
-        return line
-
-    def _forget_last(self) -> None:
-        if self._readline is not None:
-            length = self._readline.get_current_history_length()
-            if length:
-                with contextlib.suppress(ValueError):
-                    self._readline.remove_history_item(length - 1)
-
-    def close(self) -> None:
-        """Write the history back, cut to its length (appending alone only grows it)."""
-        if self._history is not None:
-            with contextlib.suppress(OSError):
-                self._readline.write_history_file(str(self._history))
-
-
-def _complete(text: str, state: int) -> str | None:
-    """Tab completes the slash commands."""
-    names = sorted({usage.split()[0] for usage in SLASH_COMMANDS} | {"/quit"})
-    matches = [name for name in names if text.startswith("/") and name.startswith(text)]
-    return matches[state] if state < len(matches) else None
 
 
 # --- while a turn runs ----------------------------------------------------------------
@@ -437,11 +369,16 @@ def _folded_progress(spinner: Spinner | None) -> EventRecorder:
 
 
 def run_chat(args: argparse.Namespace) -> int:
-    """``leanloop chat``: one turn per line, each answer streamed, in one session.
+    """``leanloop chat``: one turn per question, each answer streamed, in one session.
 
     Returns:
-        0 when every turn answered; 1 when one failed; 2 when a line was refused (not
-        UTF-8). The chat goes on after a failed turn or a refused line.
+        0 when every turn answered or was cancelled; 1 when one failed; 2 when a line was
+        refused (not UTF-8). The chat goes on after a failed or cancelled turn and a
+        refused line.
+
+    Raises:
+        KeyboardInterrupt: Ctrl-C twice at the prompt, or Ctrl-C when stdin is not a
+            terminal; SIGTERM or SIGHUP during a turn (the command exits ``128 + signum``).
     """
     from leanloop.spec import load_specs  # noqa: PLC0415 - no LangChain yet
 
@@ -471,25 +408,33 @@ def run_chat(args: argparse.Namespace) -> int:
     if isinstance(sys.stdin, io.TextIOWrapper):  # bytes that are not UTF-8: refused below
         sys.stdin.reconfigure(errors="surrogateescape")
     state = ChatState(agent=agent.spec.name, thread=thread)
-    lines = _Lines(sys.stdin, interactive=interactive)
+    commands = {usage.split()[0] for usage in SLASH_COMMANDS} | {"/quit"}
+    lines = ChatLines(sys.stdin, interactive=interactive, commands=sorted(commands))
     try:
         return _loop(args, agent, state, lines)
     finally:
         lines.close()
 
 
-def _loop(args: argparse.Namespace, agent: LLMAgent, state: ChatState, lines: _Lines) -> int:
+def _loop(args: argparse.Namespace, agent: LLMAgent, state: ChatState, lines: ChatLines) -> int:
     from leanloop.sessions.configurable import not_utf8  # noqa: PLC0415
 
     code = EXIT_OK
+    armed = False  # a Ctrl-C at an empty prompt came last: another one leaves
     while True:
         try:
             line = lines.read()
         except KeyboardInterrupt:
-            if not lines.interactive:  # a script's Ctrl-C still ends the chat (exit 130)
-                raise
-            print(file=sys.stderr)  # Ctrl-C at the prompt drops the line, as a shell does
+            if not lines.interactive or (armed and not lines.dropped):
+                raise  # a script's Ctrl-C, or a second one at the prompt: exit 130
+            # Ctrl-C at the prompt drops the line, as a shell does; at an empty prompt it
+            # says how to leave, and one more leaves.
+            armed = not lines.dropped
+            print(file=sys.stderr)
+            if armed:
+                print(LEAVE_HINT, file=sys.stderr)
             continue
+        armed = False
         if line is None:
             return code
         parsed = parse_slash(line)
@@ -507,12 +452,25 @@ def _loop(args: argparse.Namespace, agent: LLMAgent, state: ChatState, lines: _L
             )
             code = EXIT_BAD_INPUT if code == EXIT_OK else code
             continue
-        if not _turn(args, agent, state, parsed):
+        if not _turn(args, agent, state, parsed, cancellable=lines.interactive):
             code = EXIT_FAILED
 
 
-def _turn(args: argparse.Namespace, agent: LLMAgent, state: ChatState, question: str) -> bool:
-    """Ask ``question`` in the chat's session; ``False`` when the turn failed."""
+def _turn(
+    args: argparse.Namespace,
+    agent: LLMAgent,
+    state: ChatState,
+    question: str,
+    *,
+    cancellable: bool,
+) -> bool:
+    """Ask ``question`` in the chat's session; ``False`` when the turn failed.
+
+    With ``cancellable`` (stdin is a terminal), Ctrl-C cancels the turn: the run unwinds
+    as for ``leanloop run`` (its tools stopped, the session's turn recorded as failed),
+    :data:`CANCELLED` is printed and the chat goes on (``True``). SIGTERM and SIGHUP, and
+    Ctrl-C otherwise, still end the chat.
+    """
     from leanloop.cli.progress import ProgressPrinter, use_colour  # noqa: PLC0415
 
     live = args.progress or args.verbose or not sys.stderr.isatty()
@@ -525,10 +483,25 @@ def _turn(args: argparse.Namespace, agent: LLMAgent, state: ChatState, question:
         "configurable": {"thread_id": state.thread, "resume": False},
     }
     state.turns += 1
+    state.cancelled = False
     answer: str | None = None
+    shown = threading.Event()  # some of the answer is on stdout
+    handlers = _signal_handlers()
     try:
         with _spinning(spinner):
-            answer, report = run_interruptible(_ask(agent, question, config, spinner))
+            answer, report = run_interruptible(_ask(agent, question, config, spinner, shown))
+    except KeyboardInterrupt as exc:
+        if not cancellable or getattr(exc, "signum", signal.SIGINT) != signal.SIGINT:
+            raise
+        # The run has unwound: back to the prompt, with the handlers it had before.
+        _restore_signal_handlers(handlers)
+        if shown.is_set():
+            sys.stdout.write("\n")  # the text cut off is no answer: end its line
+            sys.stdout.flush()
+        print(CANCELLED, file=sys.stderr, flush=True)
+        state.report = None
+        state.cancelled = True
+        return True
     except RunFailed as exc:
         state.report = {"answer": None, **exc.report.to_dict()}
         print(f"error: {redact_text(str(exc))}", file=sys.stderr)
@@ -562,9 +535,40 @@ def _spinning(spinner: Spinner | None) -> Iterator[None]:
         spinner.stop()
 
 
+_SIGNALS: Final = ("SIGINT", "SIGTERM", "SIGHUP")
+"""The signals :func:`~leanloop.cli._runs.run_interruptible` handles during a turn."""
+
+
+def _signal_handlers() -> dict[int, Any]:
+    """The handlers of :data:`_SIGNALS` now (those Python set), to put back after a turn."""
+    handlers: dict[int, Any] = {}
+    for name in _SIGNALS:
+        number = getattr(signal, name, None)  # no SIGHUP on Windows
+        if number is not None:
+            handler = signal.getsignal(number)
+            if handler is not None:
+                handlers[number] = handler
+    return handlers
+
+
+def _restore_signal_handlers(handlers: Mapping[int, Any]) -> None:
+    """Put the handlers back: after a signal, ``run_interruptible`` leaves its own set."""
+    for number, handler in handlers.items():
+        signal.signal(number, handler)
+
+
 async def _ask(
-    agent: LLMAgent, question: str, config: RunnableConfig, spinner: Spinner | None
+    agent: LLMAgent,
+    question: str,
+    config: RunnableConfig,
+    spinner: Spinner | None,
+    shown: threading.Event,
 ) -> tuple[str, dict[str, Any]]:
     """One turn: the answer streamed to stdout (the spinner stops at its first text)."""
-    stop = spinner.stop if spinner is not None else None
-    return await stream_answer(agent, question, config, before_text=stop)
+
+    def before_text() -> None:
+        shown.set()
+        if spinner is not None:
+            spinner.stop()
+
+    return await stream_answer(agent, question, config, before_text=before_text)
