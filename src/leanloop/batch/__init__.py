@@ -5,7 +5,8 @@
   which ids are done (a batch run again resumes);
 - :mod:`~leanloop.batch.runner` runs tasks here, a bounded number at a time;
 - :mod:`~leanloop.batch.ray_runner` runs them as Ray tasks (``leanloop[ray]``);
-- :mod:`~leanloop.batch.summary` adds up the results (accuracy, tokens, time).
+- :mod:`~leanloop.batch.summary` adds up the results (accuracy, tokens, time);
+- :mod:`~leanloop.batch.progress` draws the progress line on a terminal.
 
 Importing this package imports neither LangChain nor Ray.
 """

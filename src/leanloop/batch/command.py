@@ -3,8 +3,9 @@
 The command checks everything before a task runs (the agents file, every task line, the
 results file, each agent's model), so bad input is one located line per problem and exit
 2, never a half-run batch. Then it runs the tasks the results file lacks, here
-(:mod:`leanloop.batch.runner`) or on Ray (:mod:`leanloop.batch.ray_runner`), shows a
-progress bar on a terminal, and prints the summary on stdout.
+(:mod:`leanloop.batch.runner`) or on Ray (:mod:`leanloop.batch.ray_runner`), shows its
+progress on stderr when that is a terminal (:mod:`leanloop.batch.progress`), and prints the
+summary on stdout: a few lines, or with ``--json`` one JSON object and no progress line.
 
 Exit 0 when every task has a result and none failed; 1 when a task failed or was left
 without a result (a run of the batch again retries only those without one), or when a
@@ -17,6 +18,7 @@ left untouched.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
@@ -24,8 +26,9 @@ from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
 
+from leanloop.batch.progress import BatchProgress
 from leanloop.batch.results import ResultsFile
-from leanloop.batch.summary import ProgressBar, summarize
+from leanloop.batch.summary import summarize
 from leanloop.batch.tasks import read_tasks
 from leanloop.exceptions import SpecError, SpecIssue
 
@@ -63,6 +66,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         const="",
         metavar="ADDRESS",
         help="run the tasks on the Ray cluster at ADDRESS, or on a local one (leanloop[ray])",
+    )
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="print the summary as one JSON object (and no progress line on stderr)",
     )
 
 
@@ -104,16 +112,23 @@ def batch_command(args: argparse.Namespace, run: Runner[Any]) -> int:
     with ResultsFile.open(args.out) as results:
         todo = [task for task in tasks if task.id not in results.records]
         skipped = len(tasks) - len(todo)
-        bar = ProgressBar(sys.stderr, total=len(tasks), done=skipped)
+        # The line is for a person watching: under --json stderr may be read by a program
+        # as well (off a terminal, BatchProgress draws nothing anyway).
+        on = False if args.json else None
         started = time.monotonic()
         lost: list[Any] = []
-        try:
+        with BatchProgress(sys.stderr, total=len(tasks), done=skipped, on=on) as progress:
             if args.ray is None:
                 from leanloop.batch.runner import run_local  # noqa: PLC0415
 
                 run(
                     run_local(
-                        specs, todo, results, concurrency=args.concurrency or 1, on_result=bar
+                        specs,
+                        todo,
+                        results,
+                        concurrency=args.concurrency or 1,
+                        on_result=progress.finished,
+                        on_start=progress.started,
                     )
                 )
             else:
@@ -126,11 +141,11 @@ def batch_command(args: argparse.Namespace, run: Runner[Any]) -> int:
                     results,
                     address=args.ray or None,
                     concurrency=args.concurrency,
-                    on_result=bar,
+                    on_result=progress.finished,
+                    on_start=progress.started,
+                    on_lost=progress.lost,
                 )
                 lost = outcome.lost
-        finally:
-            bar.close()
         summary = summarize(
             [task.id for task in tasks],
             results.records,
@@ -143,8 +158,11 @@ def batch_command(args: argparse.Namespace, run: Runner[Any]) -> int:
             f"error: {args.tasks}:{task.line}: task {task.id!r} has no result: {why}",
             file=sys.stderr,
         )
-    for line in summary.lines():
-        print(line)
+    if args.json:
+        print(json.dumps(summary.to_dict(), indent=2))
+    else:
+        for line in summary.lines():
+            print(line)
     return 0 if summary.failed == 0 and summary.missing == 0 else 1
 
 

@@ -29,7 +29,7 @@ from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from leanloop.batch.runner import OnResult, run_task
+from leanloop.batch.runner import OnResult, OnStart, run_task
 from leanloop.batch.tasks import BatchTask
 from leanloop.exceptions import LeanloopError
 
@@ -74,6 +74,8 @@ def run_ray(
     address: str | None,
     concurrency: int | None,
     on_result: OnResult | None = None,
+    on_start: OnStart | None = None,
+    on_lost: OnStart | None = None,
 ) -> RayOutcome:
     """Run ``tasks`` on a Ray cluster, writing each result here as it comes back.
 
@@ -86,6 +88,8 @@ def run_ray(
         concurrency: Tasks in flight at once (and a local cluster's CPUs); ``None``:
             the cluster's CPUs.
         on_result: Called with each result once it is written.
+        on_start: Called with each task as it is submitted (it is in flight from then).
+        on_lost: Called with each task that came back without a result.
 
     Returns:
         The tasks left without a result: their worker died on every try, or the worker
@@ -129,6 +133,8 @@ def run_ray(
         def submit() -> None:
             for task in islice(queue, window - len(pending)):
                 pending[remote.remote(relative, task.to_dict())] = task
+                if on_start is not None:
+                    on_start(task)
 
         submit()
         while pending:
@@ -143,6 +149,8 @@ def run_ray(
                     )
                     _log.warning("task %r (line %d) has no result: %s", task.id, task.line, why)
                     outcome.lost.append((task, why))
+                    if on_lost is not None:
+                        on_lost(task)
                     continue
                 written = results.write(record)  # a full disk raises: the batch ends
                 if on_result is not None:

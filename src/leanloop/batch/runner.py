@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 __all__ = [
     "MATCH_SECONDS",
     "OnResult",
+    "OnStart",
     "expected_matches",
     "result_record",
     "run_local",
@@ -41,7 +42,10 @@ __all__ = [
 ]
 
 OnResult = Callable[[dict[str, Any]], None]
-"""Called in the driver with each result line once it is written (the progress bar)."""
+"""Called in the driver with each result line once it is written (the progress line)."""
+
+OnStart = Callable[["BatchTask"], None]
+"""Called in the driver as a task's run begins (the progress line counts it running)."""
 
 MATCH_SECONDS = 1.0
 """The longest an ``expected`` pattern may take to match one answer (a sane one takes
@@ -145,8 +149,12 @@ async def run_local(
     *,
     concurrency: int,
     on_result: OnResult | None = None,
+    on_start: OnStart | None = None,
 ) -> None:
     """Run ``tasks`` here, ``concurrency`` at a time, writing each result as it finishes.
+
+    ``on_start`` is called with each task as its run begins (inside the concurrency
+    limit), ``on_result`` with its result line once written.
 
     Results are written in the order tasks finish; a cancel (Ctrl-C) stops the tasks in
     flight, and every result written before it is on disk.
@@ -159,6 +167,8 @@ async def run_local(
 
     async def one(task: BatchTask) -> None:
         async with limit:
+            if on_start is not None:
+                on_start(task)
             record = await run_task(specs[task.agent], task)
         # No await between the run's end and the write: one writer, lines never interleave.
         written = results.write(record)

@@ -1,16 +1,15 @@
-"""What a batch did, in a few lines: results, accuracy, tokens, time; and its progress bar."""
+"""What a batch did, in a few lines: results, accuracy, tokens, time."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TextIO
+from typing import Any
 
 from leanloop.batch.tasks import TaskId
 from leanloop.report import ENDED_OTHERWISE
 
-__all__ = ["BatchSummary", "ProgressBar", "summarize"]
+__all__ = ["BatchSummary", "summarize"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -122,46 +121,3 @@ def _usage(row: Mapping[str, Any], key: str) -> int:
     usage = row.get("usage")
     value = usage.get(key) if isinstance(usage, Mapping) else None
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
-class ProgressBar:
-    """A one-line progress bar on a terminal, redrawn per result; silent elsewhere.
-
-    Off a terminal (a log, a pipe, CI) it writes nothing: one line per task would bury the
-    summary, and a bar drawn with carriage returns is noise in a file.
-    """
-
-    _WIDTH = 30
-
-    def __init__(self, stream: TextIO, *, total: int, done: int = 0) -> None:
-        """Draw the bar at ``done`` of ``total`` on ``stream`` (when it is a terminal)."""
-        self._stream = stream
-        self._total = total
-        self._done = done
-        self._failed = 0
-        self._started = time.monotonic()
-        self._on = stream.isatty()
-        self._draw()
-
-    def __call__(self, record: Mapping[str, Any]) -> None:
-        """Count one finished task (a result line) and redraw."""
-        self._done += 1
-        self._failed += record.get("stop_reason") == "failed"
-        self._draw()
-
-    def close(self) -> None:
-        """End the bar's line, so what follows starts on a line of its own."""
-        if self._on:
-            self._stream.write("\n")
-            self._stream.flush()
-
-    def _draw(self) -> None:
-        if not self._on:
-            return
-        share = self._done / self._total if self._total else 1.0
-        full = int(share * self._WIDTH)
-        failed = f" · {self._failed} failed" if self._failed else ""
-        elapsed = time.monotonic() - self._started
-        bar = "#" * full + "." * (self._WIDTH - full)
-        self._stream.write(f"\r[{bar}] {self._done}/{self._total}{failed} · {elapsed:.0f} s")
-        self._stream.flush()

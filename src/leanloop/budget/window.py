@@ -22,12 +22,15 @@ Ollama does not load a model that big unless asked, and asking for it may not fi
 A local server decides its window when it loads the model, often far below what the model
 was trained for, so only the server's own answer is trusted over the configuration. Server
 answers are cached per (endpoint, model) for 30 s and "unknown" for 3 s, so a step does not
-pay for a probe every time and a server that starts late is noticed soon.
+pay for a probe every time and a server that starts late is noticed soon; resolutions of one
+(endpoint, model) at the same time share one probe, so a process asks a server once while
+its answer holds, however many turns start together.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import dataclasses
 import functools
 import ipaddress
@@ -164,6 +167,9 @@ class WindowResolver:
         self._unknown_ttl = unknown_ttl
         self._timeout = timeout
         self._cache: dict[tuple[str, str, str], _Probed] = {}
+        # The probe under way per key; its future's result is the answer (``None``: the
+        # prober was cancelled). A thread-safe future: waiters may be on other loops.
+        self._flights: dict[tuple[str, str, str], concurrent.futures.Future[_Probed | None]] = {}
         # Resolutions from several event loops or threads may share one resolver.
         self._lock = threading.Lock()
 
@@ -244,24 +250,51 @@ class WindowResolver:
     async def _probe_cached(
         self, provider: str | None, base_url: str | None, model: str, api_key: str | None
     ) -> Window | None:
+        """The server's answer for (provider, endpoint, model): cached, or asked once.
+
+        Resolutions that need the same answer at the same time (serve's concurrent turns,
+        a run's profile and its window) share one probe: the first asks, the others wait
+        for its answer, from any event loop or thread. Should the one asking be cancelled,
+        a waiting one asks in its place.
+        """
         ollama = provider == "ollama"
         base = (base_url or OLLAMA_DEFAULT_URL).rstrip("/")
         key = (provider or "", base, model)
-        now = self._clock()
-        with self._lock:
-            cached = self._cache.get(key)
-        if cached is not None and cached.expires > now:
-            return cached.window
-        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        async with self._client_factory() as client:
-            probe = _Probe(client, base=base, model=model, headers=headers, timeout=self._timeout)
-            found = await (probe.ollama_run() if ollama else probe.openai_compatible())
+        while True:
+            with self._lock:
+                cached = self._cache.get(key)
+                if cached is not None and cached.expires > self._clock():
+                    return cached.window
+                flight = self._flights.get(key)
+                if flight is None:
+                    flight = self._flights[key] = concurrent.futures.Future()
+                    break
+            # Shielded: a waiter's cancel (its client went away) must not cancel the
+            # shared future, which the others wait on too.
+            probed = await asyncio.shield(asyncio.wrap_future(flight))
+            if probed is not None:
+                return probed.window
+        try:
+            headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+            async with self._client_factory() as client:
+                probe = _Probe(
+                    client, base=base, model=model, headers=headers, timeout=self._timeout
+                )
+                found = await (probe.ollama_run() if ollama else probe.openai_compatible())
+        except BaseException:
+            with self._lock:
+                del self._flights[key]
+            flight.set_result(None)  # no answer: a waiter asks again
+            raise
         # An Ollama answer read from /api/show (or a default) describes a model that is not
         # loaded yet; ask again soon, since /api/ps knows better once it is.
         provisional = found is None or found.source in ("server:ollama-show", "default:ollama")
         ttl = self._unknown_ttl if provisional else self._answer_ttl
+        answer = _Probed(found, self._clock() + ttl)
         with self._lock:
-            self._cache[key] = _Probed(found, self._clock() + ttl)
+            self._cache[key] = answer
+            del self._flights[key]
+        flight.set_result(answer)
         logger.debug("window probe %s model=%r: %s", redact_url(base), model, found)
         return found
 

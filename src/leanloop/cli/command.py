@@ -149,6 +149,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _noise(args: argparse.Namespace) -> Iterator[None]:
     """Log and warn on stderr as ``-v``/``-q`` ask while a command runs.
 
+    ``-v`` shows leanloop's debug lines and httpx's line per request to the model server.
+
     ``-q`` leaves only errors: no leanloop warnings, no logged library warnings, and no
     Python warnings (pydantic's, LangChain's deprecations). The warning filters are
     restored afterwards, since main() also runs inside other programs (tests, notebooks).
@@ -167,10 +169,19 @@ def _noise(args: argparse.Namespace) -> Iterator[None]:
             handler.setLevel(logging.ERROR)
     level = logging.DEBUG if verbose else logging.ERROR if quiet else logging.WARNING
     logging.getLogger("leanloop").setLevel(level)
-    with warnings.catch_warnings():
-        if quiet:
-            warnings.simplefilter("ignore")
-        yield
+    # httpx's line per request to the model server (INFO, redacted) is debugging detail:
+    # shown with -v only (the root's WARNING hides it otherwise); its level is restored.
+    http = logging.getLogger("httpx")
+    http_level = http.level
+    if verbose:
+        http.setLevel(logging.INFO)
+    try:
+        with warnings.catch_warnings():
+            if quiet:
+                warnings.simplefilter("ignore")
+            yield
+    finally:
+        http.setLevel(http_level)
 
 
 class _UsageError(Exception):

@@ -979,9 +979,15 @@ def _server_hint(base_url: str | None, exc: BaseException) -> str:
     if _is_connection_error(exc):
         hint += "; nothing answered there"
         authority = base_url.split("//", 1)[-1].split("/", 1)[0].rpartition("@")[2]
-        host = authority.rsplit(":", 1)[0]
+        host, colon, port = authority.rpartition(":")
+        if not colon or not port.isdigit():  # no port ("[::1]" has colons of its own)
+            host, port = authority, "443" if base_url.startswith("https:") else "80"
         if host in {"127.0.0.1", "localhost", "[::1]"}:
-            hint += " — for the embedded model, start it with `leanloop local start`"
+            from leanloop.localmodel import DEFAULT_PORT  # noqa: PLC0415 - only for this hint
+
+            # `local start` serves on its default port unless told: name the file's port.
+            flag = "" if int(port) == DEFAULT_PORT else f" --port {int(port)}"
+            hint += f" — for the embedded model, start it with `leanloop local start{flag}`"
     return hint
 
 

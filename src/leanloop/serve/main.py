@@ -61,6 +61,7 @@ _FAILED = 1
 _BAD_INPUT = 2
 _WORKER_APP = "leanloop.serve.main:worker_app"
 _LOG_FORMAT = "%(levelname)s: %(name)s: %(message)s"
+_HTTP_LOGS = frozenset({"httpx", "httpcore"})
 _SHARED_STORES = frozenset({"postgres", "postgresql"})
 _LAST_PORT = 65_535
 _SERVE_EXTRA = "leanloop serve needs its extra: pip install 'leanloop[serve]'"
@@ -252,9 +253,33 @@ def worker_app() -> FastAPI:
         raise ServeSetupError(msg)
     args = _parser().parse_args(json.loads(raw))
     # A spawned worker starts with no logging set up: the same lines as the parent's.
-    logging.basicConfig(level=logging.INFO, format=_LOG_FORMAT)
-    redact_logs(*logging.getLogger().handlers)  # httpx's lines name base_url, password too
+    _set_up_logging()
     return create_app(load_served_agents(args.file, args.agents), settings_from(args, os.environ))
+
+
+def _set_up_logging() -> None:
+    """INFO lines on stderr: leanloop's, uvicorn's; credentials hidden, no request chatter."""
+    logging.basicConfig(level=logging.INFO, format=_LOG_FORMAT)
+    handlers = logging.getLogger().handlers
+    redact_logs(*handlers)  # httpx's lines name base_url, password too
+    for handler in handlers:
+        if not any(isinstance(f, _HttpRequestLines) for f in handler.filters):
+            handler.addFilter(_HttpRequestLines())
+
+
+class _HttpRequestLines(logging.Filter):
+    """Leaves out httpx's line per request to the model server (INFO) and httpcore's trace
+    (DEBUG) unless leanloop itself logs at DEBUG: every served turn made several, and the
+    window probe's 404s among them read as errors. Their warnings and errors stay.
+
+    A filter on serve's handlers rather than a level on the ``httpx`` logger: the process
+    may be a program's (a test's) that wants those records elsewhere.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno >= logging.WARNING or record.name.partition(".")[0] not in _HTTP_LOGS:
+            return True
+        return logging.getLogger("leanloop").isEnabledFor(logging.DEBUG)
 
 
 @contextlib.contextmanager
@@ -328,8 +353,7 @@ def _serve(
     """Serve ``app`` on ``sock`` (bound already) until SIGTERM or Ctrl-C; the exit status."""
     import uvicorn  # noqa: PLC0415 - the optional extra (serve_main checked it is there)
 
-    logging.basicConfig(level=logging.INFO, format=_LOG_FORMAT)
-    redact_logs(*logging.getLogger().handlers)  # httpx's lines name base_url, password too
+    _set_up_logging()
     auth = "bearer token" if settings.token else "no auth (loopback)"
     # The concurrency limit is each worker's own: they share no memory.
     at_once = f"{settings.max_concurrency} at once"
