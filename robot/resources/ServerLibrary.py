@@ -5,7 +5,9 @@ Two kinds, one instance per suite (``ROBOT_LIBRARY_SCOPE = "SUITE"``):
 - the **scripted** OpenAI-compatible server (``scripted_server.py``): queue responses,
   point an agent at it, then assert on the requests it recorded;
 - the **real** ``llama-server`` with the embedded Qwen model, started through
-  ``leanloop.localmodel`` on a free port with the context size a test asks for.
+  ``leanloop.localmodel`` on a free port with the context size a test asks for, by the
+  engine ``leanloop local start`` would use (``LEANLOOP_ENGINE=build`` runs the same
+  suites on the source build; the default is the prebuilt wheel).
 
 A keyword that cannot start its server fails with the reason; nothing is skipped.
 """
@@ -33,10 +35,16 @@ from scripted_server import (
 
 from leanloop.exceptions import LocalModelError
 from leanloop.localmodel.build import is_runnable
+from leanloop.localmodel.engine import (
+    Engine,
+    prebuilt_installed,
+    record_engine,
+    recorded_engine,
+)
 from leanloop.localmodel.model import is_verified
 from leanloop.localmodel.paths import cache_paths
 from leanloop.localmodel.pidfile import ServerRecord
-from leanloop.localmodel.server import ServerOptions, start_server, stop_server
+from leanloop.localmodel.server import ServerOptions, resolve_engine, start_server, stop_server
 
 
 class _ExpectedWarnings(logging.Filter):
@@ -71,6 +79,7 @@ class ServerLibrary:
     def __init__(self) -> None:
         self._scripted: ScriptedOpenAIServer | None = None
         self._llama: ServerRecord | None = None
+        self._engine_choice: Engine | None = None
 
     # ── general ─────────────────────────────────────────────────────────────────────
     def python_executable(self) -> str:
@@ -220,11 +229,11 @@ class ServerLibrary:
         """
         self.stop_local_llama_server()
         paths = cache_paths()
-        if not is_runnable(paths.server_binary) or not is_verified(paths.model_file):
-            msg = (
-                f"the local model is not set up in {paths.root}: "
-                "run `leanloop local setup` (the first run builds llama-server, ~7 min)"
-            )
+        engine = resolve_engine(ServerOptions(), paths)
+        ready = is_runnable(paths.server_binary) if engine == "build" else prebuilt_installed()
+        if not ready or not is_verified(paths.model_file):
+            setup = "leanloop local setup --build" if engine == "build" else "leanloop local setup"
+            msg = f"the local model ({engine} engine) is not set up in {paths.root}: run `{setup}`"
             raise AssertionError(msg)
         options = ServerOptions(port=self.free_port(), ctx_size=int(ctx_size),
                                 template=truthy(template), detached=False)  # fmt: skip
@@ -248,6 +257,23 @@ class ServerLibrary:
     def local_llama_url(self) -> str:
         """The root URL of this suite's llama-server (``/health``, ``/props``)."""
         return self._record().base_url
+
+    def expected_local_engine(self) -> str:
+        """The engine a server started now would run on (``prebuilt`` or ``build``)."""
+        return resolve_engine(ServerOptions(), cache_paths())
+
+    def save_engine_choice(self) -> None:
+        """Remember the cache's recorded engine (``setup --build`` records ``build``)."""
+        self._engine_choice = recorded_engine(cache_paths())
+
+    def restore_engine_choice(self) -> None:
+        """Put back the engine :meth:`save_engine_choice` remembered (or none)."""
+        paths = cache_paths()
+        saved = self._engine_choice
+        if saved is None:
+            paths.engine_file.unlink(missing_ok=True)
+        else:
+            record_engine(paths, saved)
 
     def local_llama_pid(self) -> int:
         """The process id of this suite's llama-server."""

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from leanloop.exceptions import LeanloopError
+from leanloop.localmodel.engine import ENGINES
 from leanloop.localmodel.paths import DEFAULT_CTX_SIZE, DEFAULT_PORT, cache_paths
 
 # The handlers import the server, build and demo modules when they run: registering the
@@ -30,16 +31,28 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     local = subparsers.add_parser(
         "local",
         help="set up and run the embedded llama.cpp server",
-        description="The embedded local model: llama-server with Qwen2.5-Coder-0.5B "
-        "(or another model of the catalog: `leanloop local models`).",
+        description="The embedded local model: llama.cpp's server with Qwen2.5-Coder-0.5B "
+        "(or another model of the catalog: `leanloop local models`), run by the prebuilt "
+        "engine (the xllamacpp wheel; nothing to compile) or by a source build "
+        "(`setup --build`).",
     )
     commands = local.add_subparsers(dest="local_command", metavar="COMMAND", required=True)
-    setup = commands.add_parser("setup", help="build the server and fetch the model (once)")
+    setup = commands.add_parser(
+        "setup", help="check the engine (or build it: --build) and fetch the model (once)"
+    )
     _model_option(setup)
+    engines = setup.add_mutually_exclusive_group()
+    _engine_option(engines, "the engine to set up and record for `start` and `demo` "
+                   "(default: the one recorded, else prebuilt)")  # fmt: skip
+    engines.add_argument("--build", dest="engine", action="store_const", const="build",
+                         help="build llama-server from source for this CPU (minutes, "
+                         "once; needs cmake, make and a C++ compiler): --engine build")  # fmt: skip
     setup.set_defaults(handler=cmd_setup)
     start = commands.add_parser("start", help="start a server in the background")
     _port_option(start)
     _model_option(start)
+    _engine_option(start, "the engine that runs it (default: $LEANLOOP_ENGINE, else the one "
+                   "`setup` recorded, else prebuilt)")  # fmt: skip
     start.add_argument("--ctx-size", type=_positive, default=DEFAULT_CTX_SIZE, metavar="TOKENS",
                        help=f"context window in tokens (default {DEFAULT_CTX_SIZE}; at "
                        "most the model's trained length: 32768 for the catalog's)")  # fmt: skip
@@ -71,7 +84,7 @@ def cmd_setup(args: argparse.Namespace) -> int:
     from leanloop.localmodel.model import model_pin  # noqa: PLC0415
 
     try:
-        options = SetupOptions(pin=model_pin(args.model))
+        options = SetupOptions(pin=model_pin(args.model), engine=args.engine)
     except LeanloopError as exc:
         _err(str(exc))
         return 2
@@ -80,9 +93,12 @@ def cmd_setup(args: argparse.Namespace) -> int:
         result = setup_local_model(
             cache_paths(), options=options, progress=_progress(time.monotonic())
         )
-        built = "built now" if result.built else "reused"
+        if result.engine == "build":
+            built = "built now" if result.built else "reused"
+        else:
+            built = "nothing to build"
         assembled = "assembled now" if result.assembled else "reused"
-        _out(f"server: {result.server} ({built})")
+        _out(f"engine: {result.server}; {built}")
         _out(f"model:  {result.model} ({assembled})")
         _out(f"local model ready in {result.seconds:.1f} s")
         return 0
@@ -101,6 +117,7 @@ def cmd_start(args: argparse.Namespace) -> int:
         options = ServerOptions(
             port=args.port, ctx_size=args.ctx_size, template=not args.no_template,
             model=None if model is None else cache_paths().model_path(model),
+            engine=args.engine,
         )  # fmt: skip
     except LeanloopError as exc:
         _err(str(exc))
@@ -110,6 +127,7 @@ def cmd_start(args: argparse.Namespace) -> int:
         record = start_server(options, paths=cache_paths())
         where = f"{record.openai_url} (pid {record.pid}, n_ctx {record.ctx_size})"
         _out(f"llama-server running on {where}")
+        _out(f"engine: {record.engine}")
         _out(f"log: {record.log}; stop it with `leanloop local stop --port {record.port}`")
         return 0
 
@@ -209,6 +227,10 @@ def _guarded(action: Callable[[], int]) -> int:
 def _port_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--port", type=_port, default=DEFAULT_PORT,
                         help=f"port on 127.0.0.1 (default {DEFAULT_PORT})")  # fmt: skip
+
+
+def _engine_option(parser: argparse._ActionsContainer, text: str) -> None:
+    parser.add_argument("--engine", choices=ENGINES, default=None, help=text)
 
 
 def _model_option(parser: argparse.ArgumentParser) -> None:

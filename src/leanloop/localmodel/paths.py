@@ -2,7 +2,8 @@
 
 Everything lives under one cache folder, ``$LEANLOOP_CACHE`` or ``~/.cache/leanloop``::
 
-    bin/llama-server                                    the server, built once from source
+    engine                                              the engine the last setup chose
+    bin/llama-server                                    the source build (``setup --build``)
     models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf      the default model, from PyPI wheels
     models/<file>.gguf                                  other catalog models (``--model``)
     models/<file>.gguf.verified                         the checked SHA-256, size and mtime
@@ -55,6 +56,11 @@ class CachePaths:
     """The files of the local model under one cache root."""
 
     root: Path
+
+    @property
+    def engine_file(self) -> Path:
+        """The engine the last ``leanloop local setup`` chose (``prebuilt`` or ``build``)."""
+        return self.root / "engine"
 
     @property
     def bin_dir(self) -> Path:

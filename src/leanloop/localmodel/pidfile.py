@@ -75,6 +75,9 @@ class ServerRecord:
     """The process's start time in clock ticks after boot (``/proc/<pid>/stat`` field 22)."""
     executable: str | None = None
     """The process's executable (``/proc/<pid>/exe``) when it was started."""
+    engine: str | None = None
+    """Which llama.cpp engine runs it, for people (``prebuilt (xllamacpp …)``,
+    ``build (<binary>)``); ``None`` in a file written before engines were recorded."""
 
     @property
     def base_url(self) -> str:
@@ -115,6 +118,7 @@ def read_record(path: Path) -> ServerRecord | None:
         data = json.loads(path.read_text(encoding="utf-8"))
         start_time = data.get("start_time")
         executable = data.get("executable")
+        engine = data.get("engine")
         return ServerRecord(
             pid=int(data["pid"]),
             port=int(data["port"]),
@@ -124,6 +128,7 @@ def read_record(path: Path) -> ServerRecord | None:
             started=float(data["started"]),
             start_time=None if start_time is None else int(start_time),
             executable=None if executable is None else str(executable),
+            engine=None if engine is None else str(engine),
         )
     except FileNotFoundError:
         return None

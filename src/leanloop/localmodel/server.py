@@ -1,8 +1,11 @@
 """Start, stop and inspect ``llama-server`` processes, one per port.
 
-A started server is detached (its own session, so a Ctrl-C in the terminal that
-started it does not reach it), logs to ``run/<port>.log`` and is recorded in
-``run/<port>.pid``. :func:`running_server` is the form tests and the demo use: it
+The server is llama.cpp's, run by one of two engines (:mod:`leanloop.localmodel.engine`):
+the prebuilt wheel hosted by ``python -m leanloop.localmodel.prebuilt`` (the default) or
+the source build ``bin/llama-server``. Both take the same flags, and each is a child
+process managed the same way. A started server is detached (its own session, so a
+Ctrl-C in the terminal that started it does not reach it), logs to ``run/<port>.log``
+and is recorded in ``run/<port>.pid``. :func:`running_server` is the form tests and the demo use: it
 starts a server and always stops it, on errors and on Ctrl-C too.
 """
 
@@ -26,6 +29,15 @@ from typing import Any
 import httpx
 
 from leanloop.exceptions import LocalModelError
+from leanloop.localmodel.engine import (
+    Engine,
+    choose_engine,
+    engine_label,
+    parse_engine,
+    prebuilt_command,
+    prebuilt_installed,
+    unavailable_message,
+)
 from leanloop.localmodel.model import DEFAULT_MODEL, model_damage, model_for_file
 from leanloop.localmodel.paths import (
     DEFAULT_CTX_SIZE,
@@ -53,6 +65,7 @@ __all__ = [
     "ServerOptions",
     "ServerStatus",
     "port_in_use",
+    "resolve_engine",
     "running_server",
     "server_command",
     "server_status",
@@ -83,8 +96,12 @@ class ServerOptions:
     """Use leanloop's chat template (native tool calls); ``False`` keeps the model's own."""
     health_timeout: float = 120.0
     """Seconds to wait for ``GET /health`` to answer 200."""
+    engine: Engine | None = None
+    """``prebuilt`` or ``build``; ``None`` chooses as :func:`~leanloop.localmodel.engine.
+    choose_engine` does (``LEANLOOP_ENGINE``, the cache's record, then ``prebuilt``)."""
     binary: Path | None = None
-    """The server executable; the cache's ``bin/llama-server`` when ``None``."""
+    """The source build's executable; the cache's ``bin/llama-server`` when ``None``. Naming
+    one implies the ``build`` engine when ``engine`` is ``None``."""
     model: Path | None = None
     """The GGUF file; the cache's default model when ``None`` (``--model NAME`` passes
     ``paths.model_path(model_pin(NAME).filename)``)."""
@@ -95,6 +112,8 @@ class ServerOptions:
     test run or demo leaves no server behind."""
 
     def __post_init__(self) -> None:
+        if self.engine is not None:
+            parse_engine(self.engine)
         if not 0 < self.port < 65536:
             msg = f"port must be between 1 and 65535, got {self.port}"
             raise LocalModelError(msg)
@@ -120,6 +139,9 @@ class ServerStatus:
     port: int
     running: bool
     pid: int | None = None
+    engine: str | None = None
+    """Which engine runs it (``prebuilt (xllamacpp …)`` or ``build (<binary>)``); ``None``
+    for a server recorded before engines were recorded."""
     model: str | None = None
     """The GGUF file the server serves."""
     model_name: str | None = None
@@ -136,6 +158,7 @@ class ServerStatus:
             ("llama-server", "running" if self.running else "not running"),
             ("port", self.port),
             ("pid", self.pid),
+            ("engine", self.engine),
             ("model", self.model),
             ("model name", self.model_name),
             ("n_ctx", self.n_ctx),
@@ -145,10 +168,28 @@ class ServerStatus:
         return [f"{key}: {value}" for key, value in rows if value is not None]
 
 
-def server_command(options: ServerOptions, paths: CachePaths) -> list[str]:
-    """The command line that starts ``llama-server`` with ``options``."""
+def resolve_engine(options: ServerOptions, paths: CachePaths) -> Engine:
+    """The engine that runs a server with ``options``: theirs, else ``build`` when they name
+    a binary, else the choice of :func:`~leanloop.localmodel.engine.choose_engine`."""
+    if options.engine is not None:
+        return options.engine
+    return "build" if options.binary is not None else choose_engine(None, paths)
+
+
+def server_command(
+    options: ServerOptions, paths: CachePaths, *, engine: Engine | None = None
+) -> list[str]:
+    """The command line that starts llama.cpp's server with ``options``.
+
+    The source build runs ``bin/llama-server``; the prebuilt engine runs ``python -m
+    leanloop.localmodel.prebuilt``. The flags after the program are the same.
+    """
+    chosen = engine or resolve_engine(options, paths)
+    program = (
+        [str(options.binary or paths.server_binary)] if chosen == "build" else prebuilt_command()
+    )
     cmd = [
-        str(options.binary or paths.server_binary),
+        *program,
         "-m", str(options.model or paths.model_file),
         "--host", "127.0.0.1",
         "--port", str(options.port),
@@ -196,23 +237,32 @@ def start_server(
     """
     opts = _merge(options, port=port, ctx_size=ctx_size)
     where = paths or cache_paths()
-    cmd = server_command(opts, where)
-    _check_files(Path(cmd[0]), Path(cmd[2]))
+    engine = resolve_engine(opts, where)
+    cmd = server_command(opts, where, engine=engine)
+    model = Path(opts.model or where.model_file)
+    binary = Path(opts.binary or where.server_binary)
+    _check_files(engine, binary, model)
     # One start or stop per port at a time: a second start waits, then finds this one's
     # server and is refused; it never spawns a server of its own that nothing records.
     with port_lock(where.lock_file(opts.port), wait=_LOCK_WAIT):
         _refuse_busy_port(opts.port, where)
-        return _spawn(cmd, opts, where)
+        return _spawn(cmd, opts, where, model=model, engine=engine_label(engine, where, binary))
 
 
-def _check_files(binary: Path, model: Path) -> None:
+def _check_files(engine: Engine, binary: Path, model: Path) -> None:
     setup = f"leanloop local setup{_model_flag(str(model))}"
-    for needed in (binary, model):
-        if not needed.is_file():
-            msg = f"{needed} is missing: run `{setup}` first"
+    if engine == "build":
+        build = f"leanloop local setup --build{_model_flag(str(model))}"
+        if not binary.is_file():
+            msg = f"{binary} is missing: run `{build}` first"
             raise LocalModelError(msg)
-    if not os.access(binary, os.X_OK):
-        msg = f"{binary} is not executable: run `{setup}` again (or `chmod +x` it)"
+        if not os.access(binary, os.X_OK):
+            msg = f"{binary} is not executable: run `{build}` again (or `chmod +x` it)"
+            raise LocalModelError(msg)
+    elif not prebuilt_installed():
+        raise LocalModelError(unavailable_message("the xllamacpp wheel is not installed"))
+    if not model.is_file():
+        msg = f"{model} is missing: run `{setup}` first"
         raise LocalModelError(msg)
     damage = model_damage(model)
     if damage is not None:
@@ -220,7 +270,9 @@ def _check_files(binary: Path, model: Path) -> None:
         raise LocalModelError(msg)
 
 
-def _spawn(cmd: list[str], opts: ServerOptions, where: CachePaths) -> ServerRecord:
+def _spawn(
+    cmd: list[str], opts: ServerOptions, where: CachePaths, *, model: Path, engine: str
+) -> ServerRecord:
     """Start ``cmd``, record it and wait until it is healthy (the caller holds the lock)."""
     log = where.log_file(opts.port)
     try:
@@ -245,9 +297,10 @@ def _spawn(cmd: list[str], opts: ServerOptions, where: CachePaths) -> ServerReco
         # Popen returns after the exec, so /proc already shows the server's executable.
         identity = process_identity(proc.pid)
         record = ServerRecord(
-            pid=proc.pid, port=opts.port, ctx_size=opts.ctx_size, model=cmd[2], log=str(log),
-            started=time.time(), start_time=identity.start_time if identity else None,
-            executable=identity.executable if identity else None,
+            pid=proc.pid, port=opts.port, ctx_size=opts.ctx_size, model=str(model),
+            log=str(log), started=time.time(),
+            start_time=identity.start_time if identity else None,
+            executable=identity.executable if identity else None, engine=engine,
         )  # fmt: skip
         write_record(pid_file, record)
         _wait_healthy(proc, record, opts.health_timeout)
@@ -256,7 +309,7 @@ def _spawn(cmd: list[str], opts: ServerOptions, where: CachePaths) -> ServerReco
         proc.wait()
         pid_file.unlink(missing_ok=True)  # ours: the lock kept every other writer out
         raise
-    logger.info("llama-server ready on port %d (pid %d)", opts.port, proc.pid)
+    logger.info("llama-server ready on port %d (pid %d, %s)", opts.port, proc.pid, engine)
     return record
 
 
@@ -299,7 +352,7 @@ def server_status(port: int = DEFAULT_PORT, *, paths: CachePaths | None = None) 
     model = str((props.get("model_path") if props else None) or record.model)
     pin = model_for_file(model)
     return ServerStatus(
-        port=port, running=True, pid=record.pid, model=model,
+        port=port, running=True, pid=record.pid, engine=record.engine, model=model,
         model_name=pin.name if pin else None,
         n_ctx=n_ctx if isinstance(n_ctx, int) else None, log=Path(record.log),
         note=None if props else "the server did not answer GET /props",
