@@ -62,6 +62,7 @@ RunReport.overflow_recoveries
 RunReport.repeated_calls
 RunReport.stop_reason
 RunReport.elapsed_s
+RunReport.set_aside
 RequestRecord.estimated_tokens
 RequestRecord.char_estimate_tokens
 

@@ -138,7 +138,7 @@ Tool Results That Cannot Become Text Are Error Results And The Run Answers
     ${result}=    Run Leanloop Json    ${file}    Which code word?
     Outcome Should Be    ${result}    0    answer
     No Tool Call Lacks Its Result
-    Should Be Equal As Integers    ${result}[report][steps]    2
+    Should Be Equal As Integers    ${result}[report][steps]    3    two tool rounds and the answer
 
 A Run Out Of Rounds Against Faulty Tools Ends Otherwise, Exit 3
     ${file}=    Agents File    rounds-tool    tools=fault_tools:explode    max_rounds=1

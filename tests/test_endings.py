@@ -31,6 +31,11 @@ def test_answers_stay_answers(reply: str) -> None:
     assert _judge(reply) == ""
 
 
+def test_a_short_exchange_is_no_echo() -> None:
+    judged = judge_reply("Hello.", question="Hello?", instructions=SAID, read_something=False)
+    assert judged.is_answer
+
+
 @pytest.mark.parametrize(
     ("reply", "why"),
     [

@@ -127,7 +127,9 @@ def judge_reply(
     if not words:
         return Judgement(text, "it holds no words")
     asked = _words(question)
-    if asked and set(words) <= set(asked) and len(words) >= _QUESTION_COVER * len(asked):
+    # A short exchange ("Hello?" / "Hello.") is no echo: only a question of some words is.
+    echoed = set(words) <= set(asked) and len(words) >= _QUESTION_COVER * len(asked)
+    if len(words) >= _ECHO_MIN_WORDS and echoed:
         return Judgement(text, "it repeats the question")
     said = [" ".join(_words(line)) for line in instructions]
     sentences = [s for s in (_words(part) for part in _SENTENCE_END.split(stripped)) if s]

@@ -407,6 +407,9 @@ def _listen(host: str, port: int) -> socket.socket:
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((host.strip("[]"), port))
+        # Listening at once: a client that comes right after the banner waits in the
+        # backlog for uvicorn, instead of being refused (2048 is uvicorn's own backlog).
+        sock.listen(2048)
     except BaseException:
         sock.close()
         raise
