@@ -189,9 +189,11 @@ def _last_line(text: str) -> str:
     return (text.strip().splitlines() or ["no report"])[-1][:300]
 
 
-def run_cli(run: Run, agents: Path, *, leanloop: str, lock: str | None, timeout: float) -> None:
-    """``leanloop run agents.yaml --json QUESTION``, once."""
-    command = [leanloop, "run", str(agents), "--json", run.question]
+def _timed_child(
+    run: Run, command: list[str], *, lock: str | None, timeout: float
+) -> tuple[subprocess.CompletedProcess[str], float] | None:
+    """Run ``command`` under the lock: its result and seconds, or ``None`` (``run`` says
+    it was killed) past ``timeout``. The seconds start once the lock is held."""
     with held(lock):
         started = time.perf_counter()
         try:
@@ -206,8 +208,17 @@ def run_cli(run: Run, agents: Path, *, leanloop: str, lock: str | None, timeout:
         except subprocess.TimeoutExpired:
             run.seconds = time.perf_counter() - started
             run.stop_reason, run.error = "timeout", f"killed after {timeout:g} s"
-            return
-        run.seconds = time.perf_counter() - started
+            return None
+        return done, time.perf_counter() - started
+
+
+def run_cli(run: Run, agents: Path, *, leanloop: str, lock: str | None, timeout: float) -> None:
+    """``leanloop run agents.yaml --json QUESTION``, once."""
+    command = [leanloop, "run", str(agents), "--json", run.question]
+    timed = _timed_child(run, command, lock=lock, timeout=timeout)
+    if timed is None:
+        return
+    done, run.seconds = timed
     run.exit_code = done.returncode
     try:
         report: dict[str, Any] = json.loads(done.stdout)
@@ -227,22 +238,10 @@ def run_python(run: Run, data: Path, *, base_url: str, lock: str | None, timeout
     script = Path(__file__).resolve().with_name("first_agent_python.py")
     command = [sys.executable, str(script), "--base-url", base_url, "--data", str(data)]
     command += ["--model", MODEL_NAME, run.question]
-    with held(lock):
-        started = time.perf_counter()
-        try:
-            done = subprocess.run(
-                command,
-                capture_output=True,
-                text=True,
-                timeout=timeout,
-                check=False,
-                env=child_env(),
-            )
-        except subprocess.TimeoutExpired:
-            run.seconds = time.perf_counter() - started
-            run.stop_reason, run.error = "timeout", f"killed after {timeout:g} s"
-            return
-        wall = time.perf_counter() - started
+    timed = _timed_child(run, command, lock=lock, timeout=timeout)
+    if timed is None:
+        return
+    done, wall = timed
     try:
         out: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     except (ValueError, IndexError):
