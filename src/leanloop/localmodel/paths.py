@@ -3,6 +3,7 @@
 Everything lives under one cache folder, ``$LEANLOOP_CACHE`` or ``~/.cache/leanloop``::
 
     engine                                              the engine the last setup chose
+    setup.lock                                          held while `leanloop local setup` runs
     bin/llama-server                                    the source build (``setup --build``)
     models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf      the default model, from PyPI wheels
     models/<file>.gguf                                  other catalog models (``--model``)
@@ -61,6 +62,11 @@ class CachePaths:
     def engine_file(self) -> Path:
         """The engine the last ``leanloop local setup`` chose (``prebuilt`` or ``build``)."""
         return self.root / "engine"
+
+    @property
+    def setup_lock(self) -> Path:
+        """The lock held while ``leanloop local setup`` runs; it holds the holder's pid."""
+        return self.root / "setup.lock"
 
     @property
     def bin_dir(self) -> Path:

@@ -6,16 +6,14 @@ its executable (``/proc/<pid>/exe``), and both must still match before anything 
 signalled. A PID left behind by a crash, or reused by an unrelated program (even one
 started with the same ``--port``), is stale and is removed instead of being signalled; a
 PID that cannot be a server (0, 1, negative, beyond the kernel's limit) is refused with
-one line. Writers (``start``, ``stop``) hold a per-port lock file, ``run/<port>.lock``,
-and write through a uniquely named temporary file, so two concurrent starts cannot
-overwrite or delete each other's record.
+one line. Writers (``start``, ``stop``) hold a per-port lock file, ``run/<port>.lock``
+(taken with :mod:`leanloop.localmodel.locks`), and write through a uniquely named
+temporary file, so two concurrent starts cannot overwrite or delete each other's record.
 """
 
 from __future__ import annotations
 
 import contextlib
-import errno
-import fcntl
 import itertools
 import json
 import logging
@@ -27,6 +25,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from leanloop.exceptions import LocalModelError
+from leanloop.localmodel.locks import try_lock, unlock
 
 __all__ = [
     "PID_MAX",
@@ -253,7 +252,7 @@ def port_lock(path: Path, *, wait: float | None) -> Iterator[bool]:
             yield held
         finally:
             if held:
-                fcntl.flock(fd, fcntl.LOCK_UN)
+                unlock(fd)
     finally:
         os.close(fd)
 
@@ -261,12 +260,7 @@ def port_lock(path: Path, *, wait: float | None) -> Iterator[bool]:
 def _acquire(fd: int, wait: float | None) -> bool:
     deadline = time.monotonic() + (wait or 0.0)
     for delay in itertools.chain((0.01, 0.02, 0.05), itertools.repeat(0.1)):
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as exc:
-            if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
-                raise
-        else:
+        if try_lock(fd):
             return True
         if wait is None or time.monotonic() >= deadline:
             return False
