@@ -40,7 +40,8 @@ trap cleanup EXIT
 step() { printf '\n== %s\n' "$*"; }
 fail() {
     echo "FAIL: $*" >&2
-    for log in "$WORK"/run/*.log "$WORK"/run/*.err; do
+    # leanloop writes each stdio MCP server's stderr (uvx's included) to its own log.
+    for log in "$WORK"/run/*.log "$WORK"/run/*.err "$WORK"/home/.cache/leanloop/logs/mcp/*.log; do
         [[ -s $log ]] && { echo "--- $log" >&2; tail -n 40 "$log" >&2; }
     done
     echo "FAIL ($((SECONDS - START)) s)" >&2

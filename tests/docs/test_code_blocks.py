@@ -21,6 +21,15 @@ into a rule with a marker on the line before its fence, ``<!-- doctest: RULE TEX
 ``skip REASON``; ``python-raises EXC: message`` (a python block whose last statement must
 raise that, as ``resume`` on a session with no unfinished turn does); ``serve-client``
 (a client example, run against a ``leanloop serve agents.yaml`` started for it).
+
+Those runs take for granted what the page does (a folder with ``mypackage/``, API keys). A
+reader copying a snippet gets none of it, so every ``yaml`` and ``python`` block of the
+README says what it needs in a label on the line above it (above its marker, if it has
+one; :data:`LABEL`): ``*Illustration: needs …*``, or ``*Runs as written …*`` /
+``*Validates as written …*``. An agents file labelled as written must pass ``leanloop
+validate`` alone in an empty folder, with only the variables its label names in backticks
+(```OPENAI_API_KEY```) set; one labelled an illustration must not (else the label
+undersells it). Only agents files can be checked so: a python block is an illustration.
 """
 
 from __future__ import annotations
@@ -60,6 +69,13 @@ _FENCE = re.compile(
     re.MULTILINE | re.DOTALL,
 )
 _MARKER = re.compile(r"^<!--\s*doctest:\s*(?P<rule>[\w-]+)\s*(?P<reason>.*?)\s*-->\s*$")
+LABEL = re.compile(r"^\*(?P<kind>Illustration|Runs as written|Validates as written)\b[^*]*\*$")
+"""A README snippet's label: whether it works as written, or what it needs."""
+AS_WRITTEN = ("Runs as written", "Validates as written")
+_VARIABLE = re.compile(r"`([A-Z][A-Z0-9_]*)`")
+"""An environment variable a label names (```OPENAI_API_KEY```)."""
+_REFERENCE = re.compile(r"\$\{([A-Za-z_]\w*)")
+"""A ``${VAR}`` of an agents file."""
 
 SKIPPED_COMMANDS = {
     "./dev": "builds llama.cpp and the real model, or runs the whole suite",
@@ -103,6 +119,8 @@ class Block:
     lang: str
     body: str
     marker: tuple[str, str] | None
+    label: tuple[str, str] | None
+    """The label's kind (:data:`LABEL`) and its whole line; ``None`` when it has none."""
 
     @property
     def id(self) -> str:
@@ -114,8 +132,10 @@ def _blocks(page: Path) -> list[Block]:
     found = []
     for match in _FENCE.finditer(text):
         line = text.count("\n", 0, match.start()) + 1
-        before = text[: match.start()].rstrip("\n").rsplit("\n", 1)[-1]
+        above = [row for row in text[: match.start()].split("\n") if row.strip()]
+        before = above[-1] if above else ""
         marker = _MARKER.match(before)
+        label = LABEL.match(above[-2 if marker else -1] if len(above) > bool(marker) else "")
         found.append(
             Block(
                 page=page.relative_to(ROOT).as_posix(),
@@ -123,6 +143,7 @@ def _blocks(page: Path) -> list[Block]:
                 lang=match["lang"],
                 body=match["body"],
                 marker=(marker["rule"], marker["reason"]) if marker else None,
+                label=(label["kind"], label[0]) if label else None,
             )
         )
     return found
@@ -441,6 +462,42 @@ def test_the_pages_have_blocks_of_every_kind() -> None:
     rules = {_rule(block) for block in BLOCKS}
     assert {"agents-file", "python", "shell", "text"} <= rules, rules
     assert len(BLOCKS) >= 15, [b.id for b in BLOCKS]
+
+
+SNIPPETS = [b for b in BLOCKS if b.page == "README.md" and b.lang in ("yaml", "python")]
+"""The README's agents files and Python: what a reader copies, so each carries a label."""
+
+
+@pytest.mark.parametrize("block", SNIPPETS, ids=lambda block: block.id)
+def test_a_readme_snippet_says_whether_it_works_as_written(
+    block: Block, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    example = "*Illustration: needs OPENAI_API_KEY and a tools.py with lookup.*"
+    assert block.label is not None, f"{block.id}: no label on the line above; e.g. {example}"
+    kind, label = block.label
+    if _rule(block) != "agents-file":
+        assert kind == "Illustration", f"{block.id}: only an agents file is checked as written"
+        return
+    code, problems = _validate_alone(block, _VARIABLE.findall(label), tmp_path, monkeypatch)
+    if kind in AS_WRITTEN:
+        assert code == 0, f"{block.id}: labelled {kind!r}, but alone it fails:\n{problems}"
+    else:
+        assert code != 0, f"{block.id}: it validates alone: label it *Validates as written …*"
+
+
+def _validate_alone(
+    block: Block, variables: list[str], folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> tuple[int, str]:
+    """``leanloop validate`` of the block in an empty folder, with only ``variables`` set."""
+    monkeypatch.chdir(folder)
+    for name in {*ENVIRONMENT, *_REFERENCE.findall(block.body)}:
+        monkeypatch.delenv(name, raising=False)
+    for name in variables:
+        monkeypatch.setenv(name, "set-by-the-test")
+    path = folder / "agents.yaml"
+    path.write_text(block.body, encoding="utf-8")
+    code, _, err = _run_leanloop(["validate", str(path)])
+    return code, err
 
 
 def test_every_skipped_command_still_occurs() -> None:

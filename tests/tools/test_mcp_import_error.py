@@ -11,6 +11,7 @@ from __future__ import annotations
 import sys
 import types
 from importlib import metadata
+from pathlib import Path
 
 import pytest
 
@@ -87,14 +88,17 @@ def test_a_missing_extra_still_gets_the_install_hint(monkeypatch: pytest.MonkeyP
     ), message
 
 
-def test_a_server_that_exits_at_start_points_at_its_output_and_environment() -> None:
+def test_a_server_that_exits_at_start_points_at_its_output_and_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # A real child that dies before the MCP handshake, as uvx does when it cannot reach
     # the package index through a proxy it was not told about.
+    monkeypatch.setenv("LEANLOOP_CACHE", str(tmp_path))
     dying = McpServerSpec(
         name="dies", command=sys.executable, args=("-c", "import sys; sys.exit(3)"), timeout=30
     )
     verdict = probe_mcp_servers({"dies": dying})["dies"]
     assert isinstance(verdict, ToolError), verdict
     assert "could not be started" in str(verdict)
-    assert "its own error output is above" in str(verdict)
+    assert f"it wrote nothing to {tmp_path / 'logs' / 'mcp' / 'dies.log'}" in str(verdict)
     assert "HOME, LOGNAME, PATH, SHELL, TERM and USER" in str(verdict)

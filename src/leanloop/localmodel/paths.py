@@ -12,6 +12,7 @@ Everything lives under one cache folder, ``$LEANLOOP_CACHE`` or ``~/.cache/leanl
     run/<port>.log                                      that server's stdout and stderr
     run/<port>.lock                                     held while a server starts or stops
     build/                                              the source build (removed once it worked)
+    logs/mcp/<server>.log                               a stdio MCP server's stderr (every start)
 
 CI and the Robot suites rely on this layout; keep it stable.
 """
@@ -19,6 +20,7 @@ CI and the Robot suites rely on this layout; keep it stable.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -108,6 +110,15 @@ class CachePaths:
     def log_file(self, port: int) -> Path:
         """The log file of the server on ``port``."""
         return self.run_dir / f"{port}.log"
+
+    def mcp_log(self, server: str) -> Path:
+        """Where the stdio MCP server named ``server`` writes its stderr (every start of it).
+
+        A character other than a letter, a digit, ``_`` or ``-`` becomes ``_`` (an agents
+        file's names have none; a server built in Python may).
+        """
+        safe = re.sub(r"[^A-Za-z0-9_-]", "_", server) or "_"
+        return self.root / "logs" / "mcp" / f"{safe}.log"
 
 
 def cache_paths(env: Mapping[str, str] | None = None) -> CachePaths:

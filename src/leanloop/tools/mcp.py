@@ -22,6 +22,12 @@ tools are capped, pruned, guarded and repaired like any tool.
 :func:`probe_mcp_servers`, and checks each ``mcp:server/tool`` reference with
 :func:`missing_mcp_tool`, so that a file is refused before a run for the same reasons.
 
+A stdio server's stderr never reaches leanloop's own: what ``uvx`` or ``npx`` print while
+they fetch a server ("Installed 12 packages in 30ms"), and the server's own logs, are
+appended to ``logs/mcp/NAME.log`` in leanloop's cache folder (:class:`_ServerLog`). A
+server that fails to start is still one line, which names that file and quotes its last
+line (redacted).
+
 This module imports nothing heavy at import time (the adapters, ``mcp`` and LangChain
 are imported when a server is first started).
 """
@@ -31,13 +37,18 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import re
 import sys
 import threading
-from collections.abc import Callable, Mapping, Sequence
-from contextlib import AbstractAsyncContextManager
-from typing import TYPE_CHECKING, Any, Final, Self, cast
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, ExitStack, asynccontextmanager, contextmanager
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final, Self, TextIO, cast
 
 from leanloop.exceptions import ToolError
+from leanloop.localmodel.paths import cache_paths
+from leanloop.redact import redact_text
 from leanloop.spec.toolrefs import MCP_PREFIX, mcp_server_of, parse_mcp_ref
 from leanloop.spec.types import McpServerSpec
 
@@ -47,9 +58,6 @@ if TYPE_CHECKING:
     from langchain_mcp_adapters.sessions import Connection
     from mcp import ClientSession
     from mcp.types import Tool as McpTool
-
-    OpenSession = Callable[[Connection], AbstractAsyncContextManager[ClientSession]]
-    """``langchain_mcp_adapters.sessions.create_session``: a connection's session."""
 
 __all__ = [
     "MCP_PREFIX",
@@ -69,6 +77,16 @@ _MAX_PAGES: Final = 1_000
 _CLOSE_S: Final = 10.0
 """How long closing one session may take (a stdio server gets 2 s to exit on its own,
 then its process tree is terminated, 2 s more) before it is aborted."""
+_LOG_LIMIT: Final = 1_000_000
+"""Bytes a server's log may hold before a start moves it to ``NAME.log.1`` (one old copy)."""
+_TAIL_BYTES: Final = 16_384
+"""How much of the end of a server's log is read for its last line."""
+_SHOWN_CHARS: Final = 200
+"""The most of a server's last line of output an error message quotes."""
+_HEADER: Final = "--- leanloop "
+"""How the line each start writes into the server's log begins."""
+_TERMINAL_CODE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[@-_]|[\x00-\x08\x0b-\x1f\x7f]")
+"""Colours, cursor moves and other control characters of a progress display."""
 
 
 def connection(server: McpServerSpec) -> dict[str, Any]:
@@ -207,10 +225,10 @@ class McpSessions:
         except TimeoutError:
             self._drop(server.name, held)
             within = f"{server.timeout:g} s"
-            problem = f"did not start within {within}"
+            problem = f"did not start within {within}{_output_note(held.log, None)}"
         except Exception as exc:  # the start failed: say why, in the call's result
             self._drop(server.name, held)
-            problem = f"could not be started: {_reason(exc)}"
+            problem = f"could not be started: {_reason(exc)}{_output_note(held.log, exc)}"
         from langchain_core.tools import ToolException  # noqa: PLC0415 - loaded by now
 
         raise ToolException(f"MCP server {server.name!r} ({_what(server)}) {problem}")
@@ -273,12 +291,8 @@ class McpSessions:
         await self.aclose(abort=exc_type is not None)
 
     def _open(self, server: McpServerSpec) -> _Held:
-        from langchain_mcp_adapters.sessions import create_session  # noqa: PLC0415 - an extra
-
-        if server.command is not None:
-            _usable_server_stderr()
         _log.debug("MCP server %r: opening the run's session", server.name)
-        held = _Held(server.name, create_session, cast("Connection", connection(server)))
+        held = _Held(server)
         self._current[server.name] = held
         self._every.append(held)
         return held
@@ -292,16 +306,19 @@ class McpSessions:
 class _Held:
     """One session and the task that holds it open until :meth:`stop` or :meth:`abort`."""
 
-    def __init__(self, name: str, open_session: OpenSession, conn: Connection) -> None:
+    def __init__(self, server: McpServerSpec) -> None:
         loop = asyncio.get_running_loop()
-        self.name = name
+        self.name = server.name
+        self.log = _ServerLog(server) if server.command is not None else None
+        """Where a stdio server's stderr goes; ``None`` for a server reached by URL."""
         self.ready: asyncio.Future[ClientSession] = loop.create_future()
         # A start that failed with nobody waiting any more is not "never retrieved".
         self.ready.add_done_callback(_retrieve)
         self._leave = asyncio.Event()
         self._scope: CancelScope | None = None
         self._aborted = False
-        self.task = loop.create_task(self._hold(open_session, conn), name=f"leanloop-mcp-{name}")
+        opening = _open_session(server, self.log)
+        self.task = loop.create_task(self._hold(opening), name=f"leanloop-mcp-{server.name}")
 
     def stop(self) -> None:
         """Leave the session (a session still starting is aborted: it waits on no signal)."""
@@ -324,7 +341,7 @@ class _Held:
         else:  # not started yet
             self.task.cancel()
 
-    async def _hold(self, open_session: OpenSession, conn: Connection) -> None:
+    async def _hold(self, opening: AbstractAsyncContextManager[ClientSession]) -> None:
         from anyio import CancelScope  # noqa: PLC0415 - a dependency of the mcp extra
 
         try:
@@ -332,7 +349,7 @@ class _Held:
                 self._scope = scope
                 if self._aborted:
                     scope.cancel()
-                async with open_session(conn) as session:
+                async with opening as session:
                     await session.initialize()
                     self.ready.set_result(session)
                     await self._leave.wait()
@@ -378,28 +395,23 @@ async def _probe_all(servers: Mapping[str, McpServerSpec]) -> dict[str, list[str
 
 async def _list(server: McpServerSpec) -> list[BaseTool]:
     try:
-        from langchain_mcp_adapters.sessions import create_session  # noqa: PLC0415 - an extra
         from langchain_mcp_adapters.tools import convert_mcp_tool_to_langchain_tool as convert  # noqa: PLC0415
     except ImportError as exc:
         msg = f"MCP server {server.name!r}: {_import_failure(exc)}"
         raise ToolError(msg) from None
-    conn = connection(server)
-    adapters_conn = cast("Connection", conn)
-    if server.command is not None:
-        _usable_server_stderr()
+    adapters_conn = cast("Connection", connection(server))
+    log = _ServerLog(server) if server.command is not None else None
     try:
         listed = await asyncio.wait_for(
-            _list_tools(create_session, adapters_conn), timeout=server.timeout
+            _list_tools(_open_session(server, log)), timeout=server.timeout
         )
     except TimeoutError:
         within = f"{server.timeout:g} s"
         msg = f"MCP server {server.name!r} ({_what(server)}) did not list its tools within {within}"
-        raise ToolError(msg) from None
+        raise ToolError(msg + _output_note(log, None)) from None
     except Exception as exc:
         msg = f"MCP server {server.name!r} ({_what(server)}) could not be started: {_reason(exc)}"
-        if server.command is not None and not isinstance(exc, OSError):
-            msg += _STDIO_HINT
-        raise ToolError(msg) from None
+        raise ToolError(msg + _output_note(log, exc, exited=True)) from None
     return [
         _run_scoped(
             convert(None, tool, connection=adapters_conn, server_name=server.name), tool, server
@@ -408,9 +420,9 @@ async def _list(server: McpServerSpec) -> list[BaseTool]:
     ]
 
 
-async def _list_tools(open_session: OpenSession, conn: Connection) -> list[McpTool]:
+async def _list_tools(opening: AbstractAsyncContextManager[ClientSession]) -> list[McpTool]:
     """Every tool the server has (its list may come in pages), on a session of its own."""
-    async with open_session(conn) as session:
+    async with opening as session:
         await session.initialize()
         tools: list[McpTool] = []
         cursor: str | None = None
@@ -421,6 +433,208 @@ async def _list_tools(open_session: OpenSession, conn: Connection) -> list[McpTo
             if not cursor:
                 break
         return tools
+
+
+def _open_session(
+    server: McpServerSpec, log: _ServerLog | None
+) -> AbstractAsyncContextManager[ClientSession]:
+    """A session with ``server`` (not yet initialized); a stdio server's stderr goes to ``log``.
+
+    A server reached by URL gets the adapters' session; a stdio server one of
+    :func:`_stdio_session`, since the adapters give the MCP SDK no ``errlog``.
+    """
+    if server.command is not None and log is not None:
+        return _stdio_session(server, log)
+    from langchain_mcp_adapters.sessions import create_session  # noqa: PLC0415 - an extra
+
+    return create_session(cast("Connection", connection(server)))
+
+
+@asynccontextmanager
+async def _stdio_session(server: McpServerSpec, log: _ServerLog) -> AsyncIterator[ClientSession]:
+    """A session with the program ``server.command``, its stderr written into ``log``.
+
+    What the adapters' stdio session does, with the SDK's ``errlog``. The environment is
+    the file's ``env:`` as loaded (its ``${VAR}`` already replaced by leanloop), over the
+    SDK's few inherited variables.
+    """
+    from mcp import ClientSession, StdioServerParameters  # noqa: PLC0415 - an optional extra
+    from mcp.client.stdio import stdio_client  # noqa: PLC0415
+
+    assert server.command is not None
+    params = StdioServerParameters(
+        command=server.command,
+        args=list(server.args),
+        env=None if server.env is None else dict(server.env),
+        cwd=server.cwd,
+    )
+    with log.opened() as errlog:
+        async with (
+            stdio_client(params, errlog=errlog) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            yield session
+
+
+async def _call_alone(server: McpServerSpec, tool: McpTool, arguments: dict[str, Any]) -> Any:
+    """Call ``tool`` of the stdio ``server`` on a session of its own (a call outside a run).
+
+    Raises:
+        ToolException: The server could not be started; one line naming it and its log.
+    """
+    from langchain_core.tools import StructuredTool, ToolException  # noqa: PLC0415
+    from langchain_mcp_adapters.tools import (  # noqa: PLC0415
+        convert_mcp_tool_to_langchain_tool as convert,
+    )
+
+    log = _ServerLog(server)
+    started = False
+    failure: Exception | None = None
+    try:
+        async with _stdio_session(server, log) as session:
+            await session.initialize()
+            started = True
+            bound = convert(session, tool, server_name=server.name)
+            assert isinstance(bound, StructuredTool)
+            assert bound.coroutine is not None
+            try:
+                return await bound.coroutine(**arguments)
+            except Exception as exc:  # raised below: leaving the session may swallow it
+                failure = exc
+    except Exception as exc:
+        if started:
+            raise
+        problem = f"could not be started: {_reason(exc)}{_output_note(log, exc)}"
+        raise ToolException(f"MCP server {server.name!r} ({_what(server)}) {problem}") from None
+    assert failure is not None
+    raise failure
+
+
+class _ServerLog:
+    """Where one start of a stdio server writes its stderr: a file, not leanloop's stderr.
+
+    ``uvx`` and ``npx`` print their download chatter on stderr, and servers their own
+    logs; on leanloop's stderr those lines would mix with its own. Each start appends to
+    ``logs/mcp/NAME.log`` in leanloop's cache folder
+    (:meth:`leanloop.localmodel.paths.CachePaths.mcp_log`, private to the user), after a
+    line naming the time, leanloop's process and the command (never its arguments or
+    environment: they may hold secrets); a log past ``_LOG_LIMIT`` is first moved to
+    ``NAME.log.1``. Where the file cannot be written, the server writes to leanloop's
+    stderr, as the SDK would.
+    """
+
+    def __init__(self, server: McpServerSpec) -> None:
+        """Name the log of ``server``; nothing is opened before :meth:`opened`."""
+        self.server = server
+        self.path: Path | None = None
+        """The log file, once opened."""
+        self.on_stderr = False
+        """Whether the output went to leanloop's stderr instead (no file could be written)."""
+        self._offset = 0
+
+    @contextmanager
+    def opened(self) -> Iterator[TextIO]:
+        """The stream the server's stderr is given, open for the block (it has a descriptor)."""
+        with ExitStack() as stack:
+            try:
+                stream = stack.enter_context(self._open())
+            except OSError as exc:
+                _log.debug(
+                    "MCP server %r: no log file (%s); it writes to stderr",
+                    self.server.name,
+                    _reason(exc),
+                )
+                self.on_stderr = True
+                stream = _process_stderr(stack)
+            yield stream
+
+    def note(self) -> str | None:
+        """Where the output went, with its last line: for the message of a failed start."""
+        if self.on_stderr:
+            return "its output is above, on stderr"
+        if self.path is None:
+            return None
+        last = self._last_line()
+        if last is None:
+            return f"it wrote nothing to {self.path}"
+        return f"its output is in {self.path}, the last line: {last!r}"
+
+    def _open(self) -> TextIO:
+        path = cache_paths().mcp_log(self.server.name)
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        try:
+            if path.stat().st_size > _LOG_LIMIT:
+                path.replace(path.with_name(path.name + ".1"))
+        except FileNotFoundError:
+            pass
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        stream = os.fdopen(fd, "a", encoding="utf-8", errors="replace")
+        when = datetime.now().astimezone().isoformat(timespec="seconds")
+        try:
+            stream.write(
+                f"{_HEADER}{when} (pid {os.getpid()}) starts MCP server"
+                f" {self.server.name!r} ({_what(self.server)})\n"
+            )
+            stream.flush()
+            self._offset = os.fstat(fd).st_size
+        except OSError:  # a full disk: the caller falls back to stderr
+            stream.close()
+            raise
+        self.path = path
+        return stream
+
+    def _last_line(self) -> str | None:
+        """The last line this start's server wrote, made plain and redacted; ``None``: none."""
+        assert self.path is not None
+        try:
+            with self.path.open("rb") as file:
+                size = file.seek(0, os.SEEK_END)
+                file.seek(max(self._offset, size - _TAIL_BYTES))
+                tail = file.read()
+        except OSError:
+            return None
+        for line in reversed(tail.decode("utf-8", errors="replace").split("\n")):
+            shown = _plain(line)
+            if shown and not shown.startswith(_HEADER.strip()):  # another start's line
+                return shown
+        return None
+
+
+def _plain(line: str) -> str:
+    """One line of a server's output as a message may quote it: what a terminal would
+    finally show of it, without control characters, redacted, at most ``_SHOWN_CHARS``."""
+    shown = _TERMINAL_CODE.sub("", line.rstrip("\r\n").rpartition("\r")[2])
+    shown = redact_text(" ".join(shown.split()))
+    return shown if len(shown) <= _SHOWN_CHARS else shown[: _SHOWN_CHARS - 3] + "..."
+
+
+def _process_stderr(stack: ExitStack) -> TextIO:
+    """The process's own stderr when it has a descriptor, else the null device.
+
+    ``sys.stderr`` may be an object without one (Robot Framework, some notebooks), and a
+    child process needs a descriptor: the interpreter's original stream is used.
+    """
+    real = sys.__stderr__
+    if real is not None and _has_fileno(real):
+        return real
+    return stack.enter_context(open(os.devnull, "w"))
+
+
+def _output_note(log: _ServerLog | None, exc: BaseException | None, *, exited: bool = False) -> str:
+    """`` (…)``: where a stdio server's output went and its last line, after a failed start.
+
+    Nothing for a server reached by URL, or one whose program could not be started at all
+    (an ``OSError``: it wrote nothing). With ``exited`` (the server ended before it
+    answered), also what environment a stdio server gets (:data:`_ENV_HINT`).
+    """
+    if log is None or isinstance(_innermost(exc), OSError):
+        return ""
+    note = log.note()
+    if note is None:
+        return ""
+    if exited:
+        return f" (it exited before it answered: {note}; {_ENV_HINT})"
+    return f" ({note})"
 
 
 def _run_scoped(per_call: BaseTool, tool: McpTool, server: McpServerSpec) -> BaseTool:
@@ -449,7 +663,9 @@ def _run_scoped(per_call: BaseTool, tool: McpTool, server: McpServerSpec) -> Bas
         sessions = context.sessions if context is not None else None
         session = await sessions.session(server) if sessions is not None else None
         if sessions is None or session is None:
-            return await each_call(**arguments)
+            if server.command is None:
+                return await each_call(**arguments)
+            return await _call_alone(server, tool, arguments)
         bound = convert(session, tool, server_name=server.name)
         assert isinstance(bound, StructuredTool)
         assert bound.coroutine is not None
@@ -475,25 +691,6 @@ def _session_failed(exc: Exception) -> bool:
     from mcp.types import CONNECTION_CLOSED  # noqa: PLC0415
 
     return not isinstance(exc, McpError) or exc.error.code == CONNECTION_CLOSED
-
-
-def _usable_server_stderr() -> None:
-    """Give stdio servers a real file for their stderr.
-
-    ``mcp.client.stdio.stdio_client`` binds ``errlog=sys.stderr`` when it is imported, and
-    ``langchain-mcp-adapters`` does not pass one; where ``sys.stderr`` was replaced by an
-    object without a file descriptor (Robot Framework, some notebooks) every server start
-    fails with ``UnsupportedOperation: fileno``. The default then becomes the process's
-    own stderr.
-    """
-    from mcp.client import stdio  # noqa: PLC0415 - an optional extra
-
-    function = getattr(stdio.stdio_client, "__wrapped__", stdio.stdio_client)
-    defaults = function.__defaults__
-    if not defaults or _has_fileno(defaults[-1]):
-        return
-    real = sys.__stderr__ if _has_fileno(sys.__stderr__) else open(os.devnull, "w")  # noqa: SIM115
-    function.__defaults__ = (*defaults[:-1], real)
 
 
 def _has_fileno(stream: Any) -> bool:
@@ -560,19 +757,24 @@ def _mcp_requirement() -> str | None:
     return None
 
 
-_STDIO_HINT = (
-    " (it exited before it answered: its own error output is above; a stdio server gets"
-    " only HOME, LOGNAME, PATH, SHELL, TERM and USER of leanloop's environment, plus its"
-    " env:, so a proxy or certificate setting it needs goes in env:)"
+_ENV_HINT = (
+    "a stdio server gets only HOME, LOGNAME, PATH, SHELL, TERM and USER of leanloop's"
+    " environment, plus its env:, so a proxy or certificate setting it needs goes in env:"
 )
 """Said when a stdio server closed the connection at start: the MCP SDK passes it a
 reduced environment, the commonest cause behind a proxy or a TLS-inspecting network."""
 
 
-def _reason(exc: BaseException) -> str:
-    """The innermost, first cause of ``exc`` as one line (exception groups unwrapped)."""
+def _innermost(exc: BaseException | None) -> BaseException | None:
+    """The first exception inside ``exc``'s exception groups (``exc`` when it is none)."""
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
+    return exc
+
+
+def _reason(exc: BaseException) -> str:
+    """The innermost, first cause of ``exc`` as one line (exception groups unwrapped)."""
+    exc = _innermost(exc) or exc
     if isinstance(exc, OSError) and exc.strerror:
         text = exc.strerror
         if exc.filename:
