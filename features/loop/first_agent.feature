@@ -231,3 +231,57 @@ Feature: The first agent on a small model: an answer from what was read when the
     Then the lead answered "Port 8931."
     And call 1 of the lead's report is "researcher" with a sub-run that stopped with "answer" after 4 steps
     And the lead's tool result of call 1 is "The port is 8931."
+
+  Scenario: model qwen on a server serving a 0.5B repairs a made-up path, as the small profile does (rule x the served model)
+    Given the scripted server
+    And the scripted server serves "qwen2.5-coder-0.5b-instruct-q8_0.gguf" as "qwen", a model of 494032768 parameters
+    And the agents file "agents.yaml" on the scripted server:
+      """
+      version: 1
+      agents:
+        reader:
+          model:
+            provider: openai-compatible
+            model: qwen
+            base_url: <server>
+            api_key: none
+          tools: [read_file, list_files]
+          workspace: ./ws
+          prefetch_mentioned_files: false
+      """
+    And the scripted server's script:
+      | reply                                        |
+      | call read_file {"path": "Ada Lovelace.txt"}  |
+      | Ada Lovelace published the first algorithm.  |
+    When the agent "reader" is asked "Who is described in bio.txt and what did she do?" in Python
+    Then the Python answer is "Ada Lovelace published the first algorithm."
+    And the Python run's report says prompt_profile "small" and 1 repaired calls
+    And the scripted server's request 2 has a tool result containing "read "bio.txt" (named in the request) instead"
+    And the scripted server's request 2 has a tool result containing "Ada Lovelace (1815-1852)"
+
+  Scenario: repair_paths false in the file still wins over the served model's profile
+    Given the scripted server
+    And the scripted server serves "qwen2.5-coder-0.5b-instruct-q8_0.gguf" as "qwen", a model of 494032768 parameters
+    And the agents file "agents.yaml" on the scripted server:
+      """
+      version: 1
+      agents:
+        reader:
+          model:
+            provider: openai-compatible
+            model: qwen
+            base_url: <server>
+            api_key: none
+          tools: [read_file, list_files]
+          workspace: ./ws
+          prefetch_mentioned_files: false
+          repair_paths: false
+      """
+    And the scripted server's script:
+      | reply                                        |
+      | call read_file {"path": "Ada Lovelace.txt"}  |
+      | I could not find the file.                   |
+    When the agent "reader" is asked "Who is described in bio.txt and what did she do?" in Python
+    Then the Python run's report says prompt_profile "small" and 0 repaired calls
+    And the scripted server's request 2 has a tool result containing "named in the request: bio.txt"
+    And the scripted server's request 2 has no tool result containing "Ada Lovelace (1815-1852)"

@@ -149,3 +149,99 @@ Feature: A run never passes a non-answer off as an answer
       | Ada Lovelace.                      |
     When the agent is asked "Who is described in bio.txt?"
     Then the answer is "Ada Lovelace."
+
+  Scenario: A sub-agent's non-answer reaches its caller as the ending's words, and its sub-report says no_answer (rule x sub-agents)
+    Given the sub-agent file:
+      """
+      version: 1
+      agents:
+        lead:
+          model:
+            class: leanloop.testing:ScriptedChatModel
+            kwargs:
+              replies:
+                - tool_calls: [{name: researcher, args: {task: "Who is described in the biography and what did she do?"}}]
+                - The researcher found no answer.
+          tools: ["agent:researcher"]
+        researcher:
+          description: Finds facts in the workspace.
+          model:
+            class: leanloop.testing:ScriptedChatModel
+            kwargs:
+              replies:
+                - tool_calls: [{name: read_file, args: {path: bio.txt}}]
+                - Who is described in the biography and what did she do?
+          tools: [read_file]
+          workspace: ./ws
+      """
+    When the sub-agent file's agent "lead" is asked "Who is the biography about?"
+    Then the lead answered "The researcher found no answer."
+    And call 1 of the lead's report is "researcher" with a sub-run that stopped with "no_answer" after 2 steps
+    And call 1 of the lead's report has a note starting "agent researcher: stop: no_answer"
+    And the sub-run of call 1 sets aside the reply "Who is described in the biography and what did she do?"
+    And the lead's tool result of call 1 starts with "I could not finish: the model's reply was not an answer (it repeats the question)."
+    And the lead's tool result of call 1 mentions "What was read: read_file(path=bio.txt)."
+    And the lead's tool result of call 1 is the sub-run's answer in its sub-report
+
+  Scenario: A sub-agent with no_answer raise fails its caller's call, and its report is still nested (rule x sub-agents)
+    Given the sub-agent file:
+      """
+      version: 1
+      agents:
+        lead:
+          model:
+            class: leanloop.testing:ScriptedChatModel
+            kwargs:
+              replies:
+                - tool_calls: [{name: researcher, args: {task: "Who is described in the biography and what did she do?"}}]
+                - The researcher found no answer.
+          tools: ["agent:researcher"]
+        researcher:
+          description: Finds facts in the workspace.
+          no_answer: raise
+          model:
+            class: leanloop.testing:ScriptedChatModel
+            kwargs:
+              replies:
+                - tool_calls: [{name: read_file, args: {path: bio.txt}}]
+                - Who is described in the biography and what did she do?
+          tools: [read_file]
+          workspace: ./ws
+      """
+    When the sub-agent file's agent "lead" is asked "Who is the biography about?"
+    Then the lead answered "The researcher found no answer."
+    And call 1 of the lead's report failed with a result starting "error: NoAnswer: the run ended by no_answer"
+    And call 1 of the lead's report has a note starting "agent researcher: stop: no_answer"
+    And the lead's tool result of call 1 mentions "I could not finish: the model's reply was not an answer (it repeats the question)."
+    And call 1 of the lead's report is "researcher" with a sub-run that stopped with "no_answer" after 2 steps
+    And the sub-run of call 1 sets aside the reply "Who is described in the biography and what did she do?"
+
+  Scenario: A session turn that ends as no_answer keeps the ending's words as its answer, and the next turn answers (rule x sessions)
+    Given the agents keep their sessions in the scenario's store
+    And an agent with the script:
+      | reply                                                                              |
+      | call read_file {"path": "bio.txt"}                                                 |
+      | {"found": "", "remaining": "the biography names nobody I could identify"}          |
+      | Ada Lovelace published the first algorithm.                                        |
+    When in thread "t1" the agent is asked "Who is described in bio.txt and what did she do?"
+    Then the report says stop_reason "no_answer"
+    And thread "t1" keeps as the answer of turn 1 the run's answer, which starts "I could not finish: the model's reply was not an answer"
+    When in thread "t1" the agent is asked "What did she publish?"
+    Then the answer is "Ada Lovelace published the first algorithm."
+    And the report says stop_reason "answer"
+    And the last request holds an earlier answer starting "I could not finish: the model's reply was not an answer"
+    And no request of the run holds "the biography names nobody I could identify"
+
+  Scenario: With no_answer raise, a session turn still ends, and the next turn answers (rule x sessions)
+    Given the agents keep their sessions in the scenario's store
+    And an agent with no_answer "raise" and the script:
+      | reply                                                                              |
+      | call read_file {"path": "bio.txt"}                                                 |
+      | {"found": "", "remaining": "the biography names nobody I could identify"}          |
+      | Ada Lovelace published the first algorithm.                                        |
+    When in thread "t2" the agent is asked "Who is described in bio.txt and what did she do?" and the turn fails
+    Then the failure is a NoAnswer with stop_reason "no_answer"
+    When in thread "t2" the agent is asked "What did she publish?"
+    Then the answer is "Ada Lovelace published the first algorithm."
+    And the last request holds an earlier answer starting "I could not finish: the model's reply was not an answer"
+    And no request of the run holds "the biography names nobody I could identify"

@@ -58,3 +58,24 @@ Feature: A user's own reader tool gets the help read_file gets
     Then the answer is "Ada Lovelace published the first algorithm."
     And the report says stop_reason "answer"
     And the tool "read_doc" ran 1 times
+
+  Scenario: A prefetched document is trimmed like any tool result at a small window; asked for again, it runs again and the run answers (rule x trimming)
+    Given an agent with window 4000, tools "read_doc, bulky" and the script:
+      | reply                                            |
+      | call bulky {"key": "a"}                          |
+      | call bulky {"key": "b"}                          |
+      | call bulky {"key": "c"}                          |
+      | call read_doc {"name": "manual.txt"}             |
+      | The pump restarts on its own after a power cut.  |
+    When the agent is asked "What does manual.txt say about the pump?"
+    Then the answer is "The pump restarts on its own after a power cut."
+    And the report says stop_reason "answer"
+    And the report lists the prefetched files "manual.txt"
+    And request 1 has a tool result containing "manual section 49"
+    And request 3 carries the prefetched read_doc result whole
+    And request 4 carries the prefetched read_doc result trimmed to "Pump manual: the pump restarts on its own after a power cut."
+    And every result trimmed in request 4 is still trimmed in request 5
+    And report call 1 has fate "trimmed"
+    And the tool "read_doc" ran 2 times
+    And report call 5 notes "ran again: the result of the same call at step 0 was trimmed"
+    And request 5 ends with a tool result containing "manual section 49"

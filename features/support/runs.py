@@ -270,6 +270,13 @@ async def _explode(box: ToolBox, reason: str) -> str:
 _DOCS = {
     "bio.txt": "Ada Lovelace (1815-1852) published the first algorithm for a computing machine.",
     "notes.txt": "Meeting notes: the launch moved to Tuesday.",
+    # A document as large as a bulky result (about 2,500 characters), for trimming.
+    "manual.txt": "\n".join(
+        [
+            "Pump manual: the pump restarts on its own after a power cut.",
+            *(f"manual section {i:02d} " + "m" * 32 for i in range(50)),
+        ]
+    ),
 }
 """What ``read_doc`` reads: a user's own reader, not a workspace (issue 37)."""
 

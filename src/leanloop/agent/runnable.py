@@ -45,7 +45,6 @@ from leanloop.exceptions import (
     ToolError,
 )
 from leanloop.loop import AgentLoop, TextSink
-from leanloop.loop.profiles import pick_profile
 from leanloop.models import build_chat_model
 from leanloop.protocol import question_of
 from leanloop.report import ENDED_OTHERWISE
@@ -611,7 +610,10 @@ def _build_tools(
             # A run hands the tools its request's paths with each call (ToolRunner); outside
             # a run the request names nothing.
             path_hints=_names_nothing,
-            repair_paths=_repair_paths(spec),
+            # A run hands them its decision on repair too: the agent's setting, else the
+            # run's profile, which may follow what the server serves and is not known
+            # before the run asks it. Outside a run only an explicit setting repairs.
+            repair_paths=spec.repair_paths is True,
             mcp_servers=spec.mcp_servers,
             extra=extra,
             prebuilt=agent_tools,
@@ -693,13 +695,6 @@ def _located(spec: AgentSpec, key: str, message: str) -> SpecError:
     source = loc.source if loc else str(spec.source or "<spec>")
     line, column = (loc.line, loc.column) if loc else (None, None)
     return SpecError([SpecIssue(source, line, column, f"agents.{spec.name}.{key}", message)])
-
-
-def _repair_paths(spec: AgentSpec) -> bool:
-    """``repair_paths`` as set, else what the agent's prompting profile does."""
-    if spec.repair_paths is not None:
-        return spec.repair_paths
-    return pick_profile(spec.prompt_profile, spec.model.model).repair_paths
 
 
 def _pick(specs: Mapping[str, AgentSpec], name: str | None, *, source: str) -> AgentSpec:

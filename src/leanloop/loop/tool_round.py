@@ -208,6 +208,7 @@ class ToolRunner:
         guard: CallGuard | None = None,
         question: str = "",
         named: Callable[[], list[str]] | None = None,
+        repair_paths: bool | None = None,
     ) -> None:
         self.guard = guard
         self.question = question
@@ -216,6 +217,9 @@ class ToolRunner:
         self.named = named
         """The workspace paths the request names (looked up on first use), for the
         pruning pass's question about a file and handed to the tools with each call."""
+        self.repair_paths = repair_paths
+        """Whether the workspace tools read the one path the request names instead of a
+        missing one (handed to them with each call); ``None``: each tool's own setting."""
         self.repeat_rounds: set[int] = set()
         """Ids of the replies and results of rounds made only of repeated calls: the
         final-answer request leaves them out, since a model's own repeats prime more
@@ -245,6 +249,10 @@ class ToolRunner:
         """The runner of one run, with its own guard and pruner (their state is the run's).
 
         ``pruning`` is the pruning model as the run sends it and the window it plans for.
+        Path repair is the agent's ``repair_paths`` when set, else what the run's
+        ``profile`` does: the profile may follow what the server serves (``model: qwen``
+        on a server serving a 0.5B), which the agent's tools, built before any run,
+        cannot know.
         """
         pruner = None
         if pruning is not None:
@@ -264,6 +272,7 @@ class ToolRunner:
             guard=guard,
             question=question,
             named=named,
+            repair_paths=profile.repair_paths if spec.repair_paths is None else spec.repair_paths,
         )
 
     async def round(
@@ -378,6 +387,7 @@ class ToolRunner:
             time_limit=self.spec.tool_timeout,
             request_paths=self.named,
             request_names=self.request_names,
+            repair_paths=self.repair_paths,
         )
         if self._reads_on(outcome, args, request):
             outcome = await self._read_on(outcome)
@@ -417,7 +427,11 @@ class ToolRunner:
         while offset is not None and size < self.registry.result_max_chars:
             args = {**first.args, "offset": offset, "limit": MAX_READ_LINES}
             page = await self.registry.run(
-                _READ_FILE, args, time_limit=self.spec.tool_timeout, request_paths=self.named
+                _READ_FILE,
+                args,
+                time_limit=self.spec.tool_timeout,
+                request_paths=self.named,
+                repair_paths=self.repair_paths,
             )
             if not page.ok or "\n" not in page.text:
                 break

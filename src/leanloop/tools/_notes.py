@@ -3,7 +3,9 @@
 A tool's result is plain text for the model; a run report also wants to know that, say,
 ``read_file`` read another path than the one asked for, or what the run of an
 ``agent:NAME`` tool did; and the workspace tools want the paths the run's request names
-(to offer, or read, the file the user meant). The registry makes a :class:`CallContext`
+(to offer, or read, the file the user meant) and whether the run repairs a missing path
+(its prompting profile is known only once the run has asked the server what it serves).
+The registry makes a :class:`CallContext`
 for each call and hands it to the tool in the call's config (LangChain passes a tool the
 config of its call in a parameter annotated ``RunnableConfig``); the tool reads it with
 :func:`call_context` and records remarks with :meth:`Told.note` and the reports of its
@@ -84,6 +86,10 @@ class CallContext:
     sessions: McpSessions | None = None
     """The run's MCP sessions, which an MCP tool's call uses (ADR 0018); ``None``: the
     call opens a session of its own."""
+    repair_paths: bool | None = None
+    """Whether a workspace tool reads the one path the request names instead of a missing
+    one, as the run decided it (the agent's ``repair_paths``, else the run's prompting
+    profile, which may follow what the server serves); ``None``: the tool's own setting."""
 
 
 def call_config(context: CallContext) -> RunnableConfig:

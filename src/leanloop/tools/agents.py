@@ -10,7 +10,7 @@ from langchain_core.messages import AIMessage
 from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.tools import BaseTool, StructuredTool
 
-from leanloop.exceptions import RunFailed
+from leanloop.exceptions import NoAnswer, RunFailed
 from leanloop.report import summary_line
 from leanloop.sessions import without_session
 from leanloop.tools._notes import CONFIG_KEY, Told, call_context
@@ -42,10 +42,14 @@ def agent_tool(name: str, description: str | None, agent: Runnable[str, AIMessag
     The sub-agent is an agent of its own (model, tools, budget, window); each call is a
     run of it. The run's whole report goes into the calling run's report, nested in the
     call's record (``sub_report``, with the sub-run's ``answer`` and the ``agent``'s
-    name added: ``answer`` is ``None`` when the sub-run failed), with its summary line
-    as a note; a sub-run that fails nests its partial report and the call fails with the
-    run's error. The sub-run's metadata names it (:data:`SUB_AGENTS_KEY`), so its
-    progress events can be told from the caller's.
+    name added: ``answer`` is ``None`` when the call failed), with its summary line as a
+    note. A sub-run that ended without its answer (``no_answer``, a limit) returns the
+    ending's words, as any run does: they are the call's result and the ``answer``. A
+    sub-run that fails nests its partial report and the call fails with the run's
+    error; so does one that ends without its answer when the sub-agent says
+    ``no_answer: raise`` (its whole report, the call failing with the ending's words).
+    The sub-run's metadata names it (:data:`SUB_AGENTS_KEY`), so its progress events can
+    be told from the caller's.
 
     A call made inside a session turn runs without a session (ADR 0022): the sub-run
     gets the caller's callbacks, tags and metadata but not its ``thread_id``, so it
@@ -65,6 +69,12 @@ def agent_tool(name: str, description: str | None, agent: Runnable[str, AIMessag
             # The partial report says how far the sub-run got; the registry turns the
             # error itself into the call's one-line failure.
             _record(told, name, exc.report.to_dict(), answer=None)
+            raise
+        except NoAnswer as exc:
+            # A sub-agent with `no_answer: raise` that ended without its answer: the run
+            # is whole, its report says why (set_aside, rests_on); the call fails, as
+            # that agent asks, with the ending's words in its one-line failure.
+            _record(told, name, exc.report, answer=None)
             raise
         report = message.response_metadata.get("leanloop")
         _record(told, name, report if isinstance(report, Mapping) else {}, answer=message.text)

@@ -278,6 +278,7 @@ class ToolRegistry:
         time_limit: float | None = None,
         request_paths: Callable[[], Sequence[str]] | None = None,
         request_names: Sequence[str] = (),
+        repair_paths: bool | None = None,
     ) -> ToolOutcome:
         """Run tool ``name`` with ``args``; never raises except on cancellation.
 
@@ -294,6 +295,9 @@ class ToolRegistry:
             request_names: The words of the request that look like file names: a tool
                 that reads a named resource and was called without its name gets the one
                 there is (:func:`~leanloop.tools.readers.fill_reader_argument`).
+            repair_paths: Whether the workspace tools read the one path the request
+                names instead of a missing one, as the run decided it (handed to the tool
+                with the call); ``None``: the tool's own setting.
 
         Returns:
             The outcome; ``outcome.text`` goes to the model as the tool result.
@@ -324,7 +328,9 @@ class ToolRegistry:
             time_limit = policy.timeout
         draft.time_limit = time_limit
         # What the tool is handed with the call and tells back: numbered before any await.
-        context = CallContext(Told(), request_paths, sessions=self.mcp_sessions)
+        context = CallContext(
+            Told(), request_paths, sessions=self.mcp_sessions, repair_paths=repair_paths
+        )
         told = context.told
         try:
             result = await self._attempts(

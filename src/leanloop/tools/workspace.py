@@ -128,7 +128,9 @@ def workspace_tools(
             request paths instead (:class:`~leanloop.tools._notes.CallContext`).
         repair_paths: When a requested path is missing and exactly one hinted path
             exists, use that one instead; the result starts with ``[no file "app.yml";
-            read "config/app.yaml" (named in the request) instead]``.
+            read "config/app.yaml" (named in the request) instead]``. A call the registry
+            makes as part of a run follows the run's decision instead (its prompting
+            profile, known only once the run has asked the server what it serves).
 
     Returns:
         The three tools, in that order. Each works with ``invoke`` and ``ainvoke`` (the
@@ -144,14 +146,17 @@ def workspace_tools(
         raise ToolError(msg)
 
     def helped(config: RunnableConfig | None) -> PathHelp:
-        """The path help of one call: the run's request paths when the registry hands
-        them over with the call (:mod:`._notes`), else ``path_hints``."""
+        """The path help of one call: the run's request paths and its decision on repair
+        when the registry hands them over with the call (:mod:`._notes`), else
+        ``path_hints`` and ``repair_paths``."""
         context = call_context(config)
-        hints = path_hints
+        hints, repair = path_hints, repair_paths
         if context is not None and context.request_paths is not None:
             hints = context.request_paths
+        if context is not None and context.repair_paths is not None:
+            repair = context.repair_paths
         told = context.told if context is not None else None
-        return PathHelp(hints=hints, repair=repair_paths, told=told)
+        return PathHelp(hints=hints, repair=repair, told=told)
 
     read, find, listing = _filetools.read_file, _filetools.search, _filetools.list_files
 
