@@ -57,7 +57,8 @@ A Pruning Agent Sends Augmented Schemas, Then The Extraction Call, Then The Shor
     Pruned Block Should Be Well Formed    ${messages}[0]    ${raw_chars}
     ${length}=    Get Length    ${messages}[0]
     Should Be True    ${length} <= 300    the pruned tool message has ${length} characters
-    Should Contain    ${messages}[0]    output_prune=false gives the full output
+    # the common path's one info line: what was kept, of how many, and how to get it all
+    Should Contain    ${messages}[0]    [PRUNE_INFO_START]\n3/400 lines kept; output_prune=false for all\n[PRUNE_INFO_END]
     FOR    ${k}    IN    1    2    3
         Should Contain    ${messages}[0]    ERROR deadlock #${k}
     END

@@ -48,6 +48,7 @@ VALUE_END = r"(?![\w-]|\.\w)"
 
 _NEXT = re.compile(r"next: read_file\(path=\"[^\"]*\", offset=(\d+)\)")
 _NUMBERED = re.compile(r"^\s*(\d+)\| ", re.MULTILINE)
+_KEPT = re.compile(r"^\d+/(\d+) lines kept", re.MULTILINE)
 _PROMPT_LINE = re.compile(r"^\s*(\d+)\| (.*)$")
 _BACKTICKED = re.compile(r"`([A-Za-z0-9_]+)`")
 _SNAKE = re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")
@@ -213,6 +214,12 @@ def _next_offset(shown: str | None, offset: int) -> int | None:
     if shown is None or shown.strip() == DEFAULT_TOOL_PLACEHOLDER or TRIM_NOTE in shown:
         return None
     if "end of file]" in shown or "past the end" in shown:
+        return None
+    # leanloop's compact info line ("3/150 lines kept; …") counts the page's lines; the
+    # pass leaves out the closing line only when it said "end of file". Fewer lines than
+    # asked for: the file ended.
+    kept = _KEPT.search(shown)
+    if kept is not None and "\n[lines " not in shown and int(kept[1]) < READ_PAGE:
         return None
     if (found := _NEXT.search(shown)) is not None:
         return int(found[1])

@@ -53,7 +53,7 @@ Feature: Tool-output pruning in the agent loop
     Then the read_file output had at least 51200 characters
     And tool message 1 in request 2 is at most 300 characters with both marker blocks
     And tool message 1 in request 2 keeps the 3 lines mentioning "deadlock"
-    And tool message 1 in request 2 says "output_prune=false gives the full output"
+    And the info block of tool message 1 in request 2 is the one line "3/400 lines kept; output_prune=false for all"
     And the tool "read_file" received {"path": "app.log", "limit": 400}
     And no tool received a pruning meta-argument
     And the report has no notes about ignored arguments

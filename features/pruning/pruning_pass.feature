@@ -10,8 +10,7 @@ Feature: The pruning pass
     Then the pruner outcome is pruned from 51200 characters in 1 chunk
     And the pruned tool message is at most 300 characters with both marker blocks
     And the pruned tool message keeps the 3 lines mentioning "deadlock" without line numbers
-    And the pruner info says "pruned from 51200 to"
-    And the pruner info says "output_prune=false gives the full output"
+    And the pruner info is the one line "3/1496 lines kept; output_prune=false for all"
     And a pruning info log names "read_file" and "51200"
 
   Scenario: The extraction is a single-turn pruning request without tools

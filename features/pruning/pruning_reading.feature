@@ -1,9 +1,10 @@
 Feature: Reading best first, stopping early and reading on, crossed with the older rules
   Two rules of ADR 0006 amendment 5 meet every older promise here, on whole runs: a pass
   reads small windows around the focus's hits, best first, stops when the evidence stops
-  and names every line it did not read with the read_file(offset=, limit=) call that
-  reads it; and a read_file call the pass may prune, without a limit and not opted out,
-  reads on to the end of the file. The older promises: output_prune false and a limit get
+  and names every line it did not read (on one info line when only lines without a focus
+  word were left, else with the read_file(offset=, limit=) call that reads them); and a
+  read_file call the pass may prune, without a limit and not opted out, reads on to the
+  end of the file. The older promises: output_prune false and a limit get
   exactly what they ask for, the repeat guard never hides data, an identical extract is
   reused, trimming, sessions (and their resume) and sub-agents.
 
@@ -35,7 +36,7 @@ Feature: Reading best first, stopping early and reading on, crossed with the old
     And the pass before request 2 read 3 request(s), one window each around a line holding "deadlock"
     And tool message 1 in request 2 shows the log's lines 130, 350 and 590
     And tool message 1 in request 2 shows no filler line
-    And every line of the log the pass before request 2 did not read is named in tool message 1 with the read_file call that reads it, because "no focus word in them"
+    And every line of the log the pass before request 2 did not read is named as unread on the one info line of tool message 1
 
   Scenario: output_prune false on a read_file without a limit gets exactly the 200-line page it asked for (reading on x opt-out)
     Given an agent with the script:
@@ -268,7 +269,7 @@ Feature: Reading best first, stopping early and reading on, crossed with the old
       | Three deadlocks, and a lock wait timeout on table invoices.                                |
     When the agent is asked "Which deadlocks were there?"
     Then report call 1 has fate "trimmed"
-    And request 3 has no tool result containing "not read ("
+    And request 3 has no tool result containing "lines kept; unread"
     And the read_file call a pruned result named for line 470 ran as named, and was no repeat
     And the report counts 0 repeated calls
     And tool message 5 in request 4 shows the log's line 470
@@ -285,6 +286,6 @@ Feature: Reading best first, stopping early and reading on, crossed with the old
     And the pass before request 2 read 3 request(s), one window each around a line holding "deadlock"
     And every line the pass before request 2 showed has one number, the file's
     And the pass before request 2 never showed read_file's closing line
-    And the kept lines of tool message 1 in request 2 end with read_file's closing line
+    And the kept lines of tool message 1 in request 2 leave out read_file's closing line, which said only that the file ended
     And tool message 1 in request 2 shows the log's lines 130, 350 and 590
     And tool message 1 in request 2 shows no filler line

@@ -1,9 +1,10 @@
 Feature: A focus in the user's own words, and a named line that is the line meant, crossed with the older rules
   Two rules of ADR 0006 amendment 7 (issue 36) meet the older promises here, on whole runs.
   When no line holds a word or literal of the focus, the pass first shows the pruning model
-  one line of each rare kind the output has and keeps and reads the kinds it names; an
-  answer that names most of the list stands for its first three, the rarest, and the rest
-  is named as unread. A line the pruning model names that holds no focus word, beside one
+  one line of each rare kind the output has, between them the kinds closest in meaning to
+  the focus (amendment 8), and keeps and reads the kinds it names; an answer that names
+  most of the list stands for its first three rare ones, the window of the line closest in
+  meaning is read too, and the rest is named as unread. A line the pruning model names that holds no focus word, beside one
   that does, stands for that one. The older promises: output_prune false gets exactly what
   it asks for, an identical extract is reused (trimmed from the view too), the repeat guard
   never hides data, the unread ranges it names can be read, sessions carry the extract, and
@@ -32,7 +33,7 @@ Feature: A focus in the user's own words, and a named line that is the line mean
       | Deadlocks and a timeout. |
     When the agent is asked "What went wrong overnight?"
     Then report call 1 was pruned and notes that it read on to line 640
-    And the pass before request 2 first showed the pruning model 2 kinds of line, none of them filler
+    And the pass before request 2 first showed the pruning model 2 rare kinds of line, a rare one first, and filler only as the kind closest in meaning
     And after the kinds of line the pass before request 2 read 2 window(s), each around a line holding "ERROR"
     And tool message 1 in request 2 shows the log's lines 130, 350, 470 and 590
     And tool message 1 in request 2 shows no filler line
@@ -43,7 +44,7 @@ Feature: A focus in the user's own words, and a named line that is the line mean
       | output_prune_context   | read_file {"path": "app.log", "output_prune_context": "what went wrong overnight"} |
       | the question, no focus | read_file {"path": "app.log"}                                                    |
 
-  Scenario: An answer naming every kind of line stands for its first three, the rarest, and the rest is named as unread (shapes x unread ranges)
+  Scenario: An answer naming every kind of line stands for its first three, the rarest, the window of the line closest in meaning is read too, and the rest is named as unread (shapes x meaning x unread ranges)
     Given a workspace log "app.log" of 640 lines in which only these lines are not filler:
       | line | text                                                 |
       | 50   | 02:00:50 ERROR worker-1 deadlock #1 on table orders  |
@@ -61,8 +62,9 @@ Feature: A focus in the user's own words, and a named line that is the line mean
       | Deadlock #1 on table orders.                                                            |
     When the agent is asked "What went wrong overnight?"
     Then report call 1 was pruned and notes that it read on to line 640
-    And the pass before request 2 first showed the pruning model 8 kinds of line, none of them filler
-    And tool message 1 in request 2 shows 3 of the log's lines 50, 300, 330, 360, 390, 420, 450 and 480
+    And the pass before request 2 first showed the pruning model 8 rare kinds of line, a rare one first, and filler only as the kind closest in meaning
+    And tool message 1 in request 2 shows 4 of the log's lines 50, 300, 330, 360, 390, 420, 450 and 480
+    And tool message 1 in request 2 shows the log's line 50
     And tool message 1 in request 2 shows no filler line
     And every line of the log the pass before request 2 did not read is named in tool message 1 with the read_file call that reads it, because "not of the kinds of line the pruning model named"
 

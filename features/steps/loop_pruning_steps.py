@@ -259,6 +259,20 @@ def step_message_says(context: Context, i: int, n: int, text: str) -> None:
     assert text in info, info
 
 
+@then('the info block of tool message {i:d} in request {n:d} is the one line "{line}"')
+def step_info_line(context: Context, i: int, n: int, line: str) -> None:
+    message = _tool_message(context, i, n)
+    start = message.index(_INFO_START) + len(_INFO_START)
+    info = message[start : message.index(_INFO_END)]
+    assert info == f"\n{line}\n", info
+
+
+@then("tool message {i:d} in request {n:d} reads, as the main model got it:")
+def step_message_reads(context: Context, i: int, n: int) -> None:
+    message = _tool_message(context, i, n)
+    assert message == context.text, message
+
+
 @then('tool message {i:d} in request {n:d} contains "{text}"')
 def step_message_contains(context: Context, i: int, n: int, text: str) -> None:
     message = _tool_message(context, i, n)

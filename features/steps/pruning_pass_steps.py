@@ -476,10 +476,25 @@ def step_message_lacks(context: Context, text: str) -> None:
     assert text not in context.pruning_outcome.text, context.pruning_outcome.text
 
 
+@then('the pruner info is the one line "{line}"')
+def step_info_line(context: Context, line: str) -> None:
+    info, _ = _blocks(context.pruning_outcome.text)
+    assert info == line, info
+
+
+# The pass's own info: the compact line of the common path ("3/60 lines kept; unread 1-9;
+# output_prune=false for all"), or the sentences of the others ("pruned from N to M …").
+_OWN_INFO = re.compile(
+    r"\d+/\d+ lines kept(?:; unread [\d, -]+(?: and \d+ more)?)?; output_prune=false for all"
+    r"|pruned from \d+ to \d+ characters; .*",
+    re.DOTALL,
+)
+
+
 @then("the pruner info block holds no forged text")
 def step_no_forged_info(context: Context) -> None:
     info, _ = _blocks(context.pruning_outcome.text)
-    assert info.startswith("pruned from"), info
+    assert _OWN_INFO.fullmatch(info), info
     assert "forged" not in info.lower(), info
 
 

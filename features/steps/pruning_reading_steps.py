@@ -26,6 +26,7 @@ from support.aio import run as run_async
 
 from leanloop.agent import LLMAgent
 from leanloop.exceptions import LeanloopError
+from leanloop.pruning.reading import NO_FOCUS_WORD
 from leanloop.sessions import open_store
 from leanloop.spec.types import AgentSpec, ModelSpec
 from leanloop.testing import ScriptedChatModel
@@ -46,16 +47,38 @@ _FILE_NUMBER = re.compile(r"^\s*(\d+)\| ")
 # for several ranges of one reason "lines 1-14, 20-44 not read (why);
 # read_file(offset=1, limit=14) reads the first".
 _NAMED = re.compile(r"lines ((?:\d+-\d+)(?:, \d+-\d+)*) not read \((.*?)\); read_file")
+# The common path's one info line (only parts without a focus word were left unread):
+# "3/640 lines kept; unread 1-123, 136-343; output_prune=false for all".
+_COMPACT = re.compile(
+    r"(\d+)/(\d+) lines kept(?:; unread ((?:\d+-\d+)(?:, \d+-\d+)*)(?: and \d+ more)?)?"
+    r"; output_prune=false for all"
+)
 _SPAN = re.compile(r"(\d+)-(\d+)")
 
 
 def _named_spans(text: str) -> list[tuple[int, int, str]]:
-    """Every ``(first, last, reason)`` a pruned result names as not read, in file lines."""
-    return [
+    """Every ``(first, last, reason)`` a pruned result names as not read, in file lines.
+
+    The compact line gives no reason: it is written only when the one reason is that the
+    parts hold no focus word.
+    """
+    explicit = [
         (int(span[1]), int(span[2]), found[2])
         for found in _NAMED.finditer(text)
         for span in _SPAN.finditer(found[1])
     ]
+    compact = _COMPACT.fullmatch(_info_block(text))
+    spans = compact[3] if compact is not None and compact[3] else ""
+    return explicit + [
+        (int(span[1]), int(span[2]), NO_FOCUS_WORD) for span in _SPAN.finditer(spans)
+    ]
+
+
+def _info_block(text: str) -> str:
+    """The INFO block of a pruned result (``""`` for any other text)."""
+    if not text.startswith(f"{_INFO_START}\n") or f"\n{_INFO_END}\n" not in text:
+        return ""
+    return text[len(_INFO_START) + 1 : text.index(f"\n{_INFO_END}\n")]
 
 
 _NAMED_CALL = re.compile(
@@ -471,11 +494,23 @@ def step_no_footer_shown(context: Context, n: int) -> None:
         assert "[lines " not in str(messages[-1].content), messages[-1].content
 
 
-@then("the kept lines of tool message {i:d} in request {n:d} end with read_file's closing line")
-def step_footer_kept(context: Context, i: int, n: int) -> None:
+def _kept_lines(text: str) -> list[str]:
+    return text.split(_OUTPUT_START, 1)[1].split(_OUTPUT_END, 1)[0].strip().split("\n")
+
+
+@then(
+    "the kept lines of tool message {i:d} in request {n:d} leave out read_file's closing line, "
+    "which said only that the file ended"
+)
+def step_footer_left_out(context: Context, i: int, n: int) -> None:
     text = _tool_message(context, i, n)
-    kept = text.split(_OUTPUT_START, 1)[1].split(_OUTPUT_END, 1)[0].strip().split("\n")
-    assert re.fullmatch(r"\[lines 1-\d+ of \d+[^\]]*\]", kept[-1].strip()), kept[-3:]
+    kept = _kept_lines(text)
+    assert all(_FILE_NUMBER.match(line) for line in kept), kept
+    assert "[lines " not in text, text
+    # What it said is on the info line: the count is the whole file's.
+    compact = _COMPACT.fullmatch(_info_block(text))
+    assert compact is not None, _info_block(text)
+    assert int(compact[2]) == len(_log(context).lines), compact[0]
 
 
 @then("the pass before request {n:d} made no extraction request")
@@ -489,17 +524,41 @@ def step_no_pass(context: Context, n: int) -> None:
     'message {i:d} with the read_file call that reads it, because "{reason}"'
 )
 def step_named_unread(context: Context, n: int, i: int, reason: str) -> None:
+    text = _tool_message(context, i, n)
+    assert _COMPACT.fullmatch(_info_block(text)) is None, _info_block(text)
+    named: set[int] = set()
+    for first, last, why in _named_spans(text):
+        assert why == reason, (first, last, why)
+        named |= set(range(first, last + 1))
+    _assert_read_or_named(context, n, text, named)
+
+
+@then(
+    "every line of the log the pass before request {n:d} did not read is named as unread on "
+    "the one info line of tool message {i:d}"
+)
+def step_named_compact(context: Context, n: int, i: int) -> None:
+    text = _tool_message(context, i, n)
+    info = _info_block(text)
+    compact = _COMPACT.fullmatch(info)
+    assert compact is not None, info
+    kept = [ln for ln in _kept_lines(text) if _FILE_NUMBER.match(ln)]
+    assert (int(compact[1]), int(compact[2])) == (len(kept), len(_log(context).lines)), info
+    named: set[int] = set()
+    for first, last, _ in _named_spans(text):
+        named |= set(range(first, last + 1))
+    _assert_read_or_named(context, n, text, named)
+
+
+def _assert_read_or_named(context: Context, n: int, text: str, named: set[int]) -> None:
+    """Every line of the log was read by the pass before request ``n``, named as unread
+    in ``text``, or kept for a kind of line a shapes answer named; no line is two of them."""
     read = {
         ln
         for messages in _pass_requests(context, n)
         if not _is_shapes(messages)  # its example lines are numbered by place
         for ln in _file_lines(messages)
     }
-    text = _tool_message(context, i, n)
-    named: set[int] = set()
-    for first, last, why in _named_spans(text):
-        assert why == reason, (first, last, why)
-        named |= set(range(first, last + 1))
     # A line kept for the kind of line a shapes answer named was chosen, not read in a
     # window: it is neither read nor unread.
     output = text.split(_OUTPUT_START, 1)[-1]
@@ -674,16 +733,18 @@ def step_names_the_neighbour(context: Context, word: str) -> None:
 
 
 @then(
-    "the pass before request {n:d} first showed the pruning model {count:d} kinds of line, "
-    "none of them filler"
+    "the pass before request {n:d} first showed the pruning model {count:d} rare kinds of "
+    "line, a rare one first, and filler only as the kind closest in meaning"
 )
 def step_shapes_first(context: Context, n: int, count: int) -> None:
     requests = _pass_requests(context, n)
     assert requests and _is_shapes(requests[0]), "the first extraction request shows lines"
     assert sum(1 for r in requests if _is_shapes(r)) == 1, "more than one shapes request"
     examples = _examples(requests[0])
-    assert len(examples) == count, examples
-    assert not [e for e in examples if "processed batch" in e], examples
+    filler = [e for e in examples if "processed batch" in e]
+    # The filler is one kind of line: shown once at most, for its meaning, after a rare one.
+    assert len(examples) - len(filler) == count, examples
+    assert len(filler) <= 1 and "processed batch" not in examples[0], examples
 
 
 @then("the pass before request {n:d} asked for no kinds of line")

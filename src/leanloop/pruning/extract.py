@@ -53,6 +53,7 @@ from leanloop.pruning.markers import (
     parse_prune_response,
     restore_reserved,
 )
+from leanloop.pruning.meaning import meaning_scores
 from leanloop.pruning.numbers import Resolution, lines_named
 from leanloop.pruning.prompt import (
     Chunk,
@@ -148,6 +149,8 @@ _MAX_PICKS = 3
 TIME_LIMIT = "past the pass's time limit"
 _READ_FILE_NUMBER = re.compile(r"^\s*(\d+)\|")
 _FOOTER = re.compile(r"\[lines [\d,]+-[\d,]+ of [\d,]+.*\]\Z")
+# read_file's closing line for a read of the whole file: lines 1-N of N, nothing more.
+_WHOLE_FILE = re.compile(r"\[lines 1-([\d,]+) of \1; end of file\]")
 
 CountRatio = Callable[[str], Awaitable[float | None]]
 """Characters per token of a sample text, as the pruning model's server counts it."""
@@ -202,6 +205,10 @@ class PruneSettings:
     output needs more than one request and no literal of the focus is in it, the pruning
     model first sees one example line of each kind the output has and names those that
     answer the focus (:mod:`leanloop.pruning.shapes`); their lines are read first."""
+    meaning: bool = True
+    """Whether a shapes request for a focus no line shares a word with also shows the
+    kinds of line closest to it in meaning (:mod:`leanloop.pruning.meaning`; needs the
+    ``wordllama`` package, else only the rarest kinds are shown)."""
 
     def __post_init__(self) -> None:
         """Reject settings the pass cannot work with."""
@@ -271,14 +278,24 @@ class UnreadRange:
     def span(self, tool_name: str, raw_lines: Sequence[str]) -> str:
         """``12-40``: the range in the file's own numbers for ``read_file``, else the output's."""
         if tool_name == _READ_FILE:
-            numbers = [
-                n
-                for i in range(self.first_line, self.last_line + 1)
-                if (n := _file_line(raw_lines, i)) is not None
-            ]
-            if numbers:
-                return f"{numbers[0]}-{numbers[-1]}"
+            first, last = self._file_lines(raw_lines)
+            if first is not None and last is not None:
+                return f"{first}-{last}"
         return f"{self.first_line}-{self.last_line}"
+
+    def _file_lines(self, raw_lines: Sequence[str]) -> tuple[int | None, int | None]:
+        """The file numbers of the range's first and last numbered lines (read_file).
+
+        Looked for from each end only: the range of a 50 KB file's unread middle holds
+        thousands of lines, and every pruned result names its ranges (a scan of each cost
+        a few milliseconds a result).
+        """
+        inward = range(self.first_line, self.last_line + 1)
+        first = next((n for i in inward if (n := _file_line(raw_lines, i)) is not None), None)
+        if first is None:
+            return None, None
+        last = next(n for i in reversed(inward) if (n := _file_line(raw_lines, i)) is not None)
+        return first, last
 
     def describe(self, tool_name: str, raw_lines: Sequence[str]) -> str:
         """One line for the info block: which lines, why, and how to ask for them.
@@ -290,10 +307,7 @@ class UnreadRange:
         if tool_name == _READ_FILE:
             # The range may begin or end on a line without a number (read_file's own
             # "[lines …]" footer): the file lines are those of the numbered lines inside it.
-            span = range(self.first_line, self.last_line + 1)
-            numbers = [n for i in span if (n := _file_line(raw_lines, i)) is not None]
-            first = numbers[0] if numbers else None
-            last = numbers[-1] if numbers else None
+            first, last = self._file_lines(raw_lines)
             if first is not None and last is not None and last >= first:
                 return (
                     f"lines {first}-{last} not read ({self.reason}); "
@@ -633,10 +647,16 @@ class Pruner:
             return self._fall_back(tool_name, raw, "nothing verifiable", chunks, started, plan=plan)
         # Lines kept for the kind the shapes answer named were chosen, not left unread.
         unread = _without(_unread(failed), {layout.entries[i][0] for i in chosen})
-        notes = _unread_notes(unread, tool_name, lines)
         looked = _looked_for(plan)
         output = _with_footer(merged.output, plan.footer)
-        text = format_pruned(_info(merged, len(raw), [*looked, *notes]), output)
+        compact = None if looked else _compact_info(merged, unread, tool_name, lines, len(raw))
+        if compact is not None:
+            # The one line states the total, so an "end of file" footer says nothing more.
+            info, stated = compact
+            output = _without_end_footer(output, tool_name, lines, stated)
+        else:
+            info = _info(merged, len(raw), [*looked, *_unread_notes(unread, tool_name, lines)])
+        text = format_pruned(info, output)
         seconds = _now() - started
         if len(text) >= len(raw):
             logger.info("pruning the %s output saved nothing; keeping it whole", tool_name)
@@ -904,7 +924,14 @@ class Pruner:
         # (_wants_shapes): a word inside others ("log" in catalog) then leads nowhere, and
         # the list is the rarest kinds of line alone.
         evidence = [layout.resolution.evidence[number - 1] for number, _ in layout.entries]
-        shown = candidates(texts, evidence, max_shapes=self._settings.shapes, skip=skip)
+        similar = (
+            await asyncio.to_thread(meaning_scores, focus, texts)
+            if self._settings.meaning and not any(evidence)
+            else None
+        )
+        shown = candidates(
+            texts, evidence, max_shapes=self._settings.shapes, skip=skip, similar=similar
+        )
         if not shown:
             return layout.scores, None, []
         messages = shapes_messages(tool_name=tool_name, focus=focus, lines=texts, shown=shown)
@@ -921,20 +948,30 @@ class Pruner:
             len(shown),
             [place + 1 for place in picked] or "none",
         )
-        if len(picked) > max(_MAX_PICKS, _PICKED_SHARE * len(shown)):
+        unsure = len(picked) > max(_MAX_PICKS, _PICKED_SHARE * len(shown))
+        if unsure:
             # Most of the list named (the 0.5B answered 1, 3, 5, 7, 9 of 12): the model
-            # cannot tell, and the list is rarest first, so its first few named stand.
-            picked = picked[:_MAX_PICKS]
+            # cannot tell, so the first few rare kinds named stand (the list is rarest
+            # first).
+            rare = [place for place in picked if not shown[place].by_meaning]
+            picked = (rare or picked)[:_MAX_PICKS]
+        scores = list(layout.scores)
+        lift = max(scores, default=0.0) + 1.0
+        if unsure and similar is not None and max(similar) > 0:
+            # A model that named most of the kinds cannot tell (the 0.5B: 1, 3, 5, …
+            # whatever the list holds); shown a window, it names the lines that answer. So
+            # the window of the line closest in meaning is read too, after the kinds named.
+            # (A model that named none gets the reading in order, as before.)
+            closest = max(range(len(similar)), key=lambda i: (similar[i], -i))
+            scores[closest] += lift / 2
         if not picked:
-            return layout.scores, 0, []
+            return scores, 0, []
         chosen = chosen_lines(
             shown, picked, per_shape=_PICKED_LINES, scores=layout.scores, reach=_BURST_LINES
         )
         # The chosen lines are kept; a window is read around one line of each kind named
         # (its example), so the model can add the lines that go with it. Windows around
         # every chosen line cost a request each and, on the 0.5B, a named line of noise each.
-        scores = list(layout.scores)
-        lift = max(scores, default=0.0) + 1.0
         for place in picked:
             scores[shown[place].example] += lift
         return scores, len(picked), chosen
@@ -1316,9 +1353,7 @@ def _unread_notes(
             notes.append(ranges[0].describe(tool_name, raw_lines))
             continue
         spans = [r.span(tool_name, raw_lines) for r in ranges]
-        shown = ", ".join(spans[:_UNREAD_LISTED])
-        if len(spans) > _UNREAD_LISTED:
-            shown += f" and {len(spans) - _UNREAD_LISTED} more"
+        shown = _listed(spans)
         first, _, last = spans[0].partition("-")
         if tool_name == _READ_FILE and first.isdigit() and last.isdigit():
             call = f"read_file(offset={first}, limit={int(last) - int(first) + 1})"
@@ -1328,6 +1363,106 @@ def _unread_notes(
                 f"lines {shown} of the output not read ({reason}); {PRUNE_ARG}=false shows them"
             )
     return notes
+
+
+def _listed(spans: Sequence[str]) -> str:
+    """``1-16, 29-100``: the first :data:`_UNREAD_LISTED` spans, the rest counted."""
+    shown = ", ".join(spans[:_UNREAD_LISTED])
+    if len(spans) > _UNREAD_LISTED:
+        shown += f" and {len(spans) - _UNREAD_LISTED} more"
+    return shown
+
+
+def _compact_info(
+    merged: _Merged,
+    unread: Sequence[UnreadRange],
+    tool_name: str,
+    raw_lines: Sequence[str],
+    raw_chars: int,
+) -> tuple[str, int] | None:
+    """The info block of the common path, as one line; ``None`` off that path.
+
+    Every later request of a run carries each pruned result again, so what its info block
+    says is paid for many times over (issue 36: twelve files read in turn cost the main
+    model 93 tokens a result, most of them the block). On the common path nothing in it
+    needs a sentence: the pass found lines, read every part that holds a focus word, and
+    left out only parts that hold none, so the line says what was kept, which lines were
+    not read, and how to get them all (``benchmarks/pruning_tokens``: 10,989 main prompt
+    tokens with the sentences, 7,975 with this line and the shorter system preamble of
+    :data:`~leanloop.protocol.text.TOOL_RESULTS_ARE_DATA`; "shows all" cost 76 more)::
+
+        1/100 lines kept; unread 1-16, 29-100; output_prune=false for all
+
+    A ``read_file`` output is counted and named in the file's own numbers (its
+    ``[lines …]`` closing line not counted), any other tool's in lines of the output.
+
+    Off the common path the pass says more (:func:`_info`), since there the main model's
+    next call matters: a part not read for time or a failure, the allowance spent, nothing
+    found, a result that is most of the output, lines dropped as unverifiable, an output
+    read in order for want of a focus word, or a long line kept as a piece (its characters
+    say more than a count of lines).
+
+    Args:
+        merged: The verified lines the pass kept.
+        unread: The ranges of the output not read.
+        tool_name: The tool whose output was pruned.
+        raw_lines: The raw output's lines.
+        raw_chars: Characters of the raw output.
+
+    Returns:
+        The line and the count of lines it states (``…/100``), or ``None`` when the result
+        is not on the common path.
+    """
+    if not merged.claimed or merged.dropped:
+        return None
+    if any(r.reason != NO_FOCUS_WORD for r in unread):
+        return None
+    if raw_chars and len(merged.output) / raw_chars > _BROAD_SHARE:
+        return None
+    kept = [line for line in merged.output.split("\n") if line.strip()]
+    whole = set(raw_lines)
+    if not kept or any(line not in whole for line in kept):
+        return None  # a piece of a long line ("…text…"), or lines not verified
+    total = _shown_lines(tool_name, raw_lines)
+    if _numbered(tool_name, raw_lines):
+        kept = [line for line in kept if _READ_FILE_NUMBER.match(line)]
+    if not kept or total < len(kept):
+        return None
+    parts = [f"{len(kept)}/{total} lines kept"]
+    if unread:
+        parts.append("unread " + _listed([r.span(tool_name, raw_lines) for r in unread]))
+    parts.append(f"{PRUNE_ARG}=false for all")
+    return "; ".join(parts), total
+
+
+def _numbered(tool_name: str, raw_lines: Sequence[str]) -> bool:
+    """Whether the output is counted in the file's own lines: ``read_file``'s, numbered."""
+    return tool_name == _READ_FILE and any(_READ_FILE_NUMBER.match(line) for line in raw_lines)
+
+
+def _shown_lines(tool_name: str, raw_lines: Sequence[str]) -> int:
+    """Lines of the output the compact info line counts: the file's numbered lines for
+    ``read_file`` (not its notes or closing line), else every line."""
+    if _numbered(tool_name, raw_lines):
+        return len(list(filter(_READ_FILE_NUMBER.match, raw_lines)))  # in C: no Python loop
+    return len(raw_lines)
+
+
+def _without_end_footer(output: str, tool_name: str, raw_lines: Sequence[str], stated: int) -> str:
+    """``output`` without read_file's closing line when that says only "the whole file".
+
+    ``[lines 1-100 of 100; end of file]`` adds nothing to a compact info line that says
+    ``…/100 lines kept`` (``stated``): the output was the whole file. A closing line that
+    says more stays: how to go on (``…of 2000; next: read_file(…, offset=101)``), a read
+    from an offset (``lines 50-100 of 100``: the count is not the file's), a limit cut.
+    """
+    if tool_name != _READ_FILE or not raw_lines:
+        return output
+    footer = raw_lines[-1]
+    whole = _WHOLE_FILE.fullmatch(footer)
+    if whole is None or int(whole[1].replace(",", "")) != stated:
+        return output
+    return "\n".join(line for line in output.split("\n") if line != footer)
 
 
 def _final(unread: UnreadRange) -> bool:
@@ -1459,6 +1594,22 @@ def _tidy(lines: list[str]) -> str:
 
 
 def _info(merged: _Merged, raw_chars: int, unread: Sequence[str] = ()) -> str:
+    """The info block off the common path (:func:`_compact_info`), a sentence a line.
+
+    There the main model's next call matters, so each line says it in full: the sizes and
+    how to get the whole output; nothing found; most of the output kept; lines dropped as
+    unverifiable; and ``unread``, the notes on the parts not read, each with its reason
+    and the call that reads it.
+
+    Args:
+        merged: The verified lines the pass kept.
+        raw_chars: Characters of the raw output.
+        unread: The lines about what was not read (:func:`_looked_for`,
+            :func:`_unread_notes`).
+
+    Returns:
+        The block's text, one line each.
+    """
     summary = (
         f"pruned from {raw_chars} to {len(merged.output)} characters; "
         f"{PRUNE_ARG}=false gives the full output"

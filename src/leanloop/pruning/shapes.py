@@ -85,6 +85,9 @@ class Shape:
 
     key: str
     lines: tuple[int, ...]
+    by_meaning: bool = False
+    """Shown for its line closest in meaning to the focus, not for its rarity: its lines
+    may be common, so they do not grow a burst of rare lines (:func:`chosen_lines`)."""
 
     @property
     def example(self) -> int:
@@ -112,6 +115,7 @@ def candidates(
     *,
     max_shapes: int,
     skip: Sequence[int] = (),
+    similar: Sequence[float] | None = None,
 ) -> list[Shape]:
     """The shapes to show the pruning model, in the order to show them.
 
@@ -126,6 +130,10 @@ def candidates(
             line_scores`; zeros when nothing matched).
         max_shapes: The most shapes to return.
         skip: Indices of lines never shown (read_file's closing line).
+        similar: Each line's closeness in meaning to the focus (:func:`~leanloop.pruning.
+            meaning.meaning_scores`), or ``None``. When given, the shapes the word match
+            did not score alternate: the shape of the next line closest in meaning (that
+            line its example), then the next rarest shape.
     """
     n = len(lines)
     left_out = set(skip)
@@ -158,8 +166,48 @@ def candidates(
     # The word match may be wrong (a focus word inside another word: "log" in "catalog"),
     # so it fills at most half of the list when rare shapes are there to show.
     rare_shapes = [s for surprise, _, s in others if surprise > 0]
+    if similar is not None and rare_shapes:
+        # Only beside rare kinds: an output without any is read in order, as before, and
+        # a list of common kinds alone would stand for that reading. A rare kind close in
+        # meaning is shown once, as a rare kind (it grows a burst).
+        rare_keys = {s.key for s in rare_shapes}
+        near = _by_meaning([s for _, _, s in others if s.key not in rare_keys], similar)
+        rare_shapes = _alternate(rare_shapes, near)
     first = [s for _, s in scored][: max(max_shapes - len(rare_shapes), max_shapes // 2)]
     return [*first, *rare_shapes][:max_shapes]
+
+
+def _by_meaning(shapes: Sequence[Shape], similar: Sequence[float]) -> list[Shape]:
+    """``shapes`` by their line closest in meaning, closest first, that line their example."""
+    ranked: list[tuple[float, Shape]] = []
+    for shape in shapes:
+        best = max(shape.lines, key=lambda i: (similar[i], -i))
+        moved = (best, *(i for i in shape.lines if i != best))
+        ranked.append((similar[best], Shape(shape.key, moved, by_meaning=True)))
+    ranked.sort(key=lambda item: -item[0])
+    return [shape for _, shape in ranked]
+
+
+def _alternate(first: Sequence[Shape], second: Sequence[Shape]) -> list[Shape]:
+    """One of ``first``, one of ``second``, and so on, each shape once (by its key).
+
+    Neither ranker is trusted alone: the rarest kinds answer an incident ("the checkout
+    crashed": an OutOfMemoryError), the closest in meaning answer a document ("money
+    back": the refunds line), and a small model picks from the top of a list.
+    """
+    merged: list[Shape] = []
+    seen: set[str] = set()
+    for pair in zip(first, second, strict=False):
+        for shape in pair:
+            if shape.key not in seen:
+                seen.add(shape.key)
+                merged.append(shape)
+    longer = first if len(first) > len(second) else second
+    for shape in longer[min(len(first), len(second)) :]:
+        if shape.key not in seen:
+            seen.add(shape.key)
+            merged.append(shape)
+    return merged
 
 
 def chosen_lines(
@@ -192,11 +240,14 @@ def chosen_lines(
     chosen: set[int] = set()
     for place in picked:
         shape = shown[place]
-        chosen.update(sorted(shape.lines, key=lambda i: (-scores[i], i))[:per_shape])
+        # Its example first: the line the model was shown (the best by the words or by
+        # meaning, else the first), then its best by the words.
+        best = sorted(shape.lines[1:], key=lambda i: (-scores[i], i))
+        chosen.update([shape.example, *best][:per_shape])
     rare = sorted(
         i
         for place, shape in enumerate(shown)
-        if place not in picked
+        if place not in picked and not shape.by_meaning
         for i in shape.lines[:per_shape]
     )
     grown = True
