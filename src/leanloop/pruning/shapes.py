@@ -131,9 +131,9 @@ def candidates(
         max_shapes: The most shapes to return.
         skip: Indices of lines never shown (read_file's closing line).
         similar: Each line's closeness in meaning to the focus (:func:`~leanloop.pruning.
-            meaning.meaning_scores`), or ``None``. When given, the shapes the word match
-            did not score alternate: the shape of the next line closest in meaning (that
-            line its example), then the next rarest shape.
+            meaning.meaning_scores`), or ``None``. When given and rare shapes are there,
+            the shapes the word match did not score alternate: the next rarest shape,
+            then the shape of the next line closest in meaning (that line its example).
     """
     n = len(lines)
     left_out = set(skip)
