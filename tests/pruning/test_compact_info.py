@@ -14,14 +14,9 @@ from typing import Any
 from langchain_core.messages import BaseMessage
 
 from leanloop.pruning import Pruner, PruneRequest, PruneSettings
-from leanloop.pruning.extract import (
-    PruneOutcome,
-    UnreadRange,
-    _compact_info,
-    _Merged,
-    _without_end_footer,
-)
+from leanloop.pruning.extract import PruneOutcome, UnreadRange
 from leanloop.pruning.reading import NO_FOCUS_WORD
+from leanloop.pruning.result import Merged, compact_info, without_end_footer
 from leanloop.testing import ScriptedChatModel
 
 _SHOWN = re.compile(r"^\s*(\d+)\| (.*)$")
@@ -194,8 +189,8 @@ async def test_lines_dropped_as_unverifiable_keep_the_sentences_and_the_closing_
     assert kept[-1] == "[lines 1-100 of 100; end of file]", kept
 
 
-def _merged(output: str, *, claimed: int = 1, dropped: int = 0) -> _Merged:
-    return _Merged(output, [], claimed, claimed - dropped, dropped)
+def _merged(output: str, *, claimed: int = 1, dropped: int = 0) -> Merged:
+    return Merged(output, [], claimed, claimed - dropped, dropped)
 
 
 def test_more_unread_ranges_than_listed_are_counted() -> None:
@@ -203,7 +198,7 @@ def test_more_unread_ranges_than_listed_are_counted() -> None:
     kept = "\n".join(raw[n - 1] for n in range(5, 201, 10))
     unread = [UnreadRange(n - 4, n - 1, NO_FOCUS_WORD) for n in range(5, 201, 10)]
 
-    compact = _compact_info(_merged(kept, claimed=20), unread, "read_file", raw, 100_000)
+    compact = compact_info(_merged(kept, claimed=20), unread, "read_file", raw, 100_000)
 
     listed = ", ".join(f"{n - 4}-{n - 1}" for n in range(5, 125, 10))
     line = f"20/200 lines kept; unread {listed} and 8 more; output_prune=false for all"
@@ -214,7 +209,7 @@ def test_only_the_common_path_is_compact() -> None:
     raw = [_row(n, _needle(n) if n == 5 else _filler(n)) for n in range(1, 101)]
     kept, big = raw[4], 100_000
     unread = [UnreadRange(1, 4, NO_FOCUS_WORD)]
-    assert _compact_info(_merged(kept), unread, "read_file", raw, big) == (
+    assert compact_info(_merged(kept), unread, "read_file", raw, big) == (
         "1/100 lines kept; unread 1-4; output_prune=false for all",
         100,
     )
@@ -228,16 +223,16 @@ def test_only_the_common_path_is_compact() -> None:
         (_merged(kept), unread, 4 * len(kept) - 1),  # most of the output kept
         (_merged("…needle-5 owner…"), unread, big),  # a piece of a long line
     ):
-        assert _compact_info(merged, ranges, "read_file", raw, raw_chars) is None, merged
+        assert compact_info(merged, ranges, "read_file", raw, raw_chars) is None, merged
 
 
 def test_only_a_closing_line_that_says_the_whole_file_was_read_is_left_out() -> None:
     one, two = _row(1, "a"), _row(2, "b")
     whole = [one, two, "[lines 1-2 of 2; end of file]"]
     kept = f"{two}\n{whole[2]}"
-    assert _without_end_footer(kept, "read_file", whole, 2) == two
-    assert _without_end_footer(kept, "read_file", whole, 1) == kept  # the line said 1 line
-    assert _without_end_footer(kept, "search", whole, 2) == kept
+    assert without_end_footer(kept, "read_file", whole, 2) == two
+    assert without_end_footer(kept, "read_file", whole, 1) == kept  # the line said 1 line
+    assert without_end_footer(kept, "search", whole, 2) == kept
     for raw, stated in (
         ([one, two, '[lines 1-2 of 5; next: read_file(path="a", offset=3)]'], 2),  # it goes on
         ([two, "[lines 2-2 of 2; end of file]"], 1),  # from an offset: the count is the page's
@@ -247,4 +242,4 @@ def test_only_a_closing_line_that_says_the_whole_file_was_read_is_left_out() -> 
         ),
     ):
         kept = f"{raw[-2]}\n{raw[-1]}"
-        assert _without_end_footer(kept, "read_file", raw, stated) == kept, raw
+        assert without_end_footer(kept, "read_file", raw, stated) == kept, raw

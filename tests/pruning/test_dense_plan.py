@@ -6,8 +6,9 @@ import dataclasses
 
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
-from leanloop.pruning.extract import Pruner, PruneSettings, _Plan
+from leanloop.pruning.extract import Pruner, PruneSettings
 from leanloop.pruning.prompt import numbered_entries, pack_entries, split_raw_lines
+from leanloop.pruning.strategies import Plan
 
 SMALL = PruneSettings(
     window_tokens=4096, max_chunk_tokens=256, pack_windows=False, prompt_style="small"
@@ -24,7 +25,7 @@ def _log(lines: int, wanted: int) -> str:
     return "\n".join(rows)
 
 
-async def _word_plan(pruner: Pruner, lines: list[str], focus: str) -> _Plan:
+async def _word_plan(pruner: Pruner, lines: list[str], focus: str) -> Plan:
     """The pass's plan by the word match alone (no shapes request)."""
     layout = await pruner._layout("read_file", lines, focus, "", None)
     return pruner._plan("read_file", layout, layout.scores)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from leanloop.pruning.extract import _keeps
+from leanloop.pruning.extraction import _keeps
 from leanloop.pruning.markers import PruneParse
 from leanloop.pruning.numbers import MAX_RANGE_LINES, lines_named
 from leanloop.pruning.prompt import Chunk, carries_own_numbers, numbered_entries, window_chunk

@@ -17,7 +17,7 @@ Around each line that scores, best first, a window of its neighbouring lines is 
 (:func:`plan_windows`), a few hundred tokens, never overlapping another; the lines no
 window took form windows of score 0 in their own order. The windows are then packed,
 best first, into requests of the pass's chunk size (:func:`pack_windows`). The pass
-reads the requests in that order and stops early (:mod:`leanloop.pruning.extract`): the
+reads the requests in that order and stops early (:mod:`leanloop.pruning.extraction`): the
 score decides what the pruning model reads and when to stop, never what is kept, which
 stays the pruning model's call; every line not read is named in the result with the call
 that reads it.

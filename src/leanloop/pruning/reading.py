@@ -19,7 +19,7 @@ The pass stops:
   :data:`OVER_ALLOWANCE`.
 
 The time allowance (the pass's deadline and the server's measured speed) is judged
-where each request starts (:mod:`leanloop.pruning.extract`). A focus that matches no
+where each request starts (:mod:`leanloop.pruning.extraction`). A focus that matches no
 line at all is read in order, until an allowance is spent.
 """
 
