@@ -173,3 +173,40 @@ def test_the_cli_says_which_process_it_waits_for_then_goes_on(paths: CachePaths)
     # It went on to its own work: the wheel that cannot run here, in one line.
     assert err.startswith("error: the prebuilt llama.cpp engine cannot run here"), err
     assert len(err.splitlines()) == 1, err
+
+
+def test_a_start_waits_for_a_running_setup_before_it_reads_the_cache(
+    paths: CachePaths, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from leanloop.localmodel import server  # noqa: PLC0415 - the module under test
+
+    read: list[str] = []
+    waits = threading.Event()
+    said: list[str] = []
+    failures: list[BaseException] = []
+
+    def resolve(*_: object) -> object:
+        read.append("engine")
+        raise LocalModelError("not set up (the test stops here)")
+
+    def says(line: str) -> None:
+        said.append(line)
+        waits.set()
+
+    def start() -> None:
+        try:
+            server.start_server(paths=paths, waiting=says)
+        except BaseException as exc:  # reported by the test's own thread
+            failures.append(exc)
+
+    monkeypatch.setattr(server, "resolve_engine", resolve)
+    starter = threading.Thread(target=start)
+    with setup_lock(paths.setup_lock, waiting=lambda _: None):
+        starter.start()
+        assert waits.wait(SAFETY)
+        assert read == []  # waiting: the cache is not read while a setup holds the lock
+    starter.join(SAFETY)
+    assert not starter.is_alive()
+    assert said == [f"another leanloop local setup is running (pid {os.getpid()}); waiting"]
+    assert read == ["engine"]
+    assert [str(exc) for exc in failures] == ["not set up (the test stops here)"]

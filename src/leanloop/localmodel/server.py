@@ -21,7 +21,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -38,6 +38,7 @@ from leanloop.localmodel.engine import (
     prebuilt_installed,
     unavailable_message,
 )
+from leanloop.localmodel.locks import setup_lock
 from leanloop.localmodel.model import DEFAULT_MODEL, model_damage, model_for_file
 from leanloop.localmodel.paths import (
     DEFAULT_CTX_SIZE,
@@ -217,14 +218,20 @@ def start_server(
     port: int | None = None,
     ctx_size: int | None = None,
     paths: CachePaths | None = None,
+    waiting: Callable[[str], None] | None = None,
 ) -> ServerRecord:
     """Start a detached ``llama-server`` and wait until it is healthy.
+
+    A setup running in another process (it holds ``setup.lock``) is waited for first: the
+    engine and the model it is writing are read only once it is done.
 
     Args:
         options: How to run it; ``port`` and ``ctx_size`` override its fields.
         port: The port on 127.0.0.1.
         ctx_size: The context window in tokens.
         paths: The cache layout; resolved from the environment when ``None``.
+        waiting: Receives one line, before waiting, when a setup is running (the CLI
+            prints it on stderr); ``None``: a warning of this module's logger.
 
     Returns:
         The record written to the port's PID file.
@@ -237,6 +244,10 @@ def start_server(
     """
     opts = _merge(options, port=port, ctx_size=ctx_size)
     where = paths or cache_paths()
+    # A start during a setup would read a half-written model or engine record: wait for
+    # the setup to finish (the lock is only passed through, never held while serving).
+    with setup_lock(where.setup_lock, waiting=waiting or logger.warning):
+        pass
     engine = resolve_engine(opts, where)
     cmd = server_command(opts, where, engine=engine)
     model = Path(opts.model or where.model_file)
