@@ -14,7 +14,11 @@ measured is the tool message the main model got:
 - requests, prompt tokens the server evaluated and took from its cache, and seconds.
 
 The held-out cases (written before the pass was changed) are reported apart from the
-tuning cases. ``--json FILE`` writes every figure; ``--out FILE`` the Markdown table.
+tuning cases, and the second held-out set (:mod:`benchmarks.fidelity_cases_round2`, written
+on 2026-12-07 once the first had been looked at while tuning) apart from both, as
+``held out 2``; ``--set`` picks one set (``all``: every case). ``--list`` prints each case's
+name, set, kind, focus kind, size and answering line numbers without starting a model.
+``--json FILE`` writes every figure; ``--out FILE`` the Markdown table.
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ import yaml
 from langchain_core.messages import BaseMessage
 
 from benchmarks.fidelity_cases import CASES, Case, check_case
+from benchmarks.fidelity_cases_round2 import CASES_ROUND2, check_round2
 from benchmarks.local_server import free_port
 from leanloop.agent import LLMAgent
 from leanloop.events import EventRecorder
@@ -49,6 +54,16 @@ __all__ = ["CaseResult", "RequestLog", "main", "run_case"]
 
 WINDOW = 4_096
 _NUMBERED = re.compile(r"^\s*(\d+)\| ")
+_ROUND2 = frozenset(case.name for case in CASES_ROUND2)
+# --set's choices and the label each set has in the tables, in the summary's order.
+_SETS = {"tuning": "tuning", "held-out": "held out", "held-out-2": "held out 2"}
+
+
+def _set_of(name: str, held_out: bool) -> str:
+    """The ``--set`` choice of a case (by its name and ``held_out`` flag)."""
+    if name in _ROUND2:
+        return "held-out-2"
+    return "held-out" if held_out else "tuning"
 
 
 @dataclass
@@ -71,6 +86,14 @@ class CaseResult:
     cached: int | None
     seconds: float
     note: str
+
+
+def _row(result: CaseResult) -> dict[str, Any]:
+    """A result for ``--json``: the second held-out set's rows also name their set."""
+    row = asdict(result)
+    if result.case in _ROUND2:
+        row["set"] = _SETS["held-out-2"]
+    return row
 
 
 class RequestLog(EventRecorder):
@@ -216,7 +239,7 @@ def _table(results: Sequence[CaseResult]) -> str:
     for r in results:
         tokens = f"{r.evaluated if r.evaluated is not None else r.prompt_tokens} / {r.cached or 0}"
         rows.append(
-            f"| {r.model} | {r.case} | {'held out' if r.held_out else 'tuning'} | "
+            f"| {r.model} | {r.case} | {_SETS[_set_of(r.case, r.held_out)]} | "
             f"{r.focus_kind} | {r.kept}/{r.answers} | {r.near} | {r.chars:,} | {r.requests} | "
             f"{tokens} | {r.seconds:.1f}{' (' + r.note + ')' if r.note else ''} |"
         )
@@ -230,9 +253,11 @@ def _summary(results: Sequence[CaseResult]) -> str:
         "|---|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for model in dict.fromkeys(r.model for r in results):
-        for label, held in (("tuning", False), ("held out", True), ("all", None)):
+        for choice, label in (*_SETS.items(), ("all", "all")):
             group = [
-                r for r in results if r.model == model and (held is None or r.held_out == held)
+                r
+                for r in results
+                if r.model == model and choice in ("all", _set_of(r.case, r.held_out))
             ]
             if not group:
                 continue
@@ -254,30 +279,52 @@ def _summary(results: Sequence[CaseResult]) -> str:
     return "\n".join(rows)
 
 
+def _listing(cases: Sequence[Case]) -> str:
+    """The cases as a table: name, set, kind, focus kind, size, answering line numbers."""
+    rows = [
+        "| case | set | kind | focus | chars | answering lines |",
+        "|---|---|---|---|---:|---|",
+    ]
+    for c in cases:
+        numbers = ", ".join(str(n) for n in c.answer_numbers)
+        rows.append(
+            f"| {c.name} | {_SETS[_set_of(c.name, c.held_out)]} | {c.kind} | {c.focus_kind} | "
+            f"{len(c.text):,} | {numbers} |"
+        )
+    return "\n".join(rows)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the cases on each model and print the tables; exit 1 when a case is unsound."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--models", nargs="+", default=["qwen2.5-coder-0.5b"])
-    parser.add_argument("--set", choices=("all", "held-out", "tuning"), default="all")
+    parser.add_argument("--set", choices=("all", "held-out", "held-out-2", "tuning"), default="all")
     parser.add_argument("--cases", nargs="*", help="only these cases (by name)")
     parser.add_argument("--deadline", type=float, default=240.0)
     parser.add_argument("--json", type=Path)
     parser.add_argument("--out", type=Path)
     parser.add_argument("-v", "--verbose", action="store_true")
+    parser.add_argument(
+        "--list", action="store_true", help="print the cases and their answering lines; run nothing"
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
     if args.verbose:
         logging.getLogger("leanloop.pruning").setLevel(logging.DEBUG)
     problems = [p for case in CASES for p in check_case(case)]
+    problems += [p for case in CASES_ROUND2 for p in check_round2(case)]
     if problems:
         print("unsound cases:\n" + "\n".join(problems), file=sys.stderr)
         return 1
     cases = [
         c
-        for c in CASES
-        if (args.set == "all" or (args.set == "held-out") == c.held_out)
+        for c in (*CASES, *CASES_ROUND2)
+        if args.set in ("all", _set_of(c.name, c.held_out))
         and (not args.cases or c.name in args.cases)
     ]
+    if args.list:
+        print(_listing(cases))
+        return 0
     results: list[CaseResult] = []
     loop = asyncio.new_event_loop()  # one loop: the OpenAI client is cached per base URL
     try:
@@ -290,7 +337,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     results.append(result)
                     print(_table([result]).split("\n")[-1], flush=True)
                     if args.json is not None:
-                        args.json.write_text(json.dumps([asdict(r) for r in results], indent=1))
+                        args.json.write_text(json.dumps([_row(r) for r in results], indent=1))
     finally:
         loop.close()
     text = f"{_table(results)}\n\n{_summary(results)}\n"
