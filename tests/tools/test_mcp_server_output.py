@@ -23,7 +23,7 @@ from langchain_core.tools import ToolException
 from leanloop.exceptions import ToolError
 from leanloop.localmodel.paths import cache_paths
 from leanloop.spec.types import McpServerSpec
-from leanloop.tools import mcp
+from leanloop.tools import _mcp_connect
 from leanloop.tools.mcp import McpSessions, load_mcp_tools, probe_mcp_servers
 
 __all__: list[str] = []
@@ -239,11 +239,11 @@ def test_without_a_cache_folder_to_write_the_output_goes_to_stderr(
 def test_a_long_log_is_moved_aside_before_a_start(
     cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(mcp, "_LOG_LIMIT", 10)
+    monkeypatch.setattr(_mcp_connect, "_LOG_LIMIT", 10)
     log = _log("big")
     log.parent.mkdir(parents=True)
     log.write_text("x" * 11, encoding="utf-8")
-    server_log = mcp._ServerLog(McpServerSpec(name="big", command="uvx"))
+    server_log = _mcp_connect.ServerLog(McpServerSpec(name="big", command="uvx"))
     with server_log.opened() as stream:
         stream.write("fresh\n")
     assert log.with_name("big.log.1").read_text(encoding="utf-8") == "x" * 11
@@ -263,4 +263,4 @@ def test_a_long_log_is_moved_aside_before_a_start(
     ],
 )
 def test_a_quoted_line_is_what_a_terminal_shows_redacted_and_short(line: str, shown: str) -> None:
-    assert mcp._plain(line) == shown
+    assert _mcp_connect._plain(line) == shown

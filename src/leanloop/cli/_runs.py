@@ -2,7 +2,7 @@
 the answer streamed to stdout (and the line after a failed stream), ``--session``, and a
 run that signals end promptly.
 
-Apart from :mod:`leanloop.cli.command` so that ``chat`` (which ``command`` registers) can
+Apart from :mod:`leanloop.cli.command` so that ``chat`` (a row of ``command``'s table) can
 use them without importing ``command`` back: the cli package's imports run one way.
 """
 

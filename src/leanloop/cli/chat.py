@@ -72,11 +72,11 @@ __all__ = [
     "ChatState",
     "SlashCommand",
     "Spinner",
+    "add_arguments",
     "answer_slash",
     "banner_lines",
     "history_path",
     "parse_slash",
-    "register",
     "run_chat",
 ]
 
@@ -98,15 +98,18 @@ _COMMAND = re.compile(r"^/([A-Za-z][A-Za-z0-9_-]*)(?:\s+(.*))?$", re.DOTALL)
 _DIM, _RESET = "\033[2m", "\033[0m"
 
 
-def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add ``chat`` to the main parser (its handler is :func:`run_chat`)."""
-    chat = subparsers.add_parser(
-        "chat",
-        help="talk with an agent, turn after turn (a session)",
-        description="Read questions from stdin, one per line (a line ending with \\ goes "
+def add_arguments(chat: argparse.ArgumentParser) -> None:
+    """Build the parser of ``chat`` (its row is in :data:`leanloop.cli.command.COMMANDS`).
+
+    Args:
+        chat: The subparser the main parser made for ``chat``; its handler is set to
+            :func:`run_chat`.
+    """
+    chat.description = (
+        "Read questions from stdin, one per line (a line ending with \\ goes "
         "on on the next; a paste is one question), and stream each answer; the "
         "conversation is a session (--session ID continues one). Lines starting with / "
-        "are commands (/help lists them). Ctrl-C cancels a turn; Ctrl-D or /exit ends it.",
+        "are commands (/help lists them). Ctrl-C cancels a turn; Ctrl-D or /exit ends it."
     )
     chat.add_argument("file", help="the agents YAML file")
     chat.add_argument("--agent", help="the agent's name (optional when the file has one)")

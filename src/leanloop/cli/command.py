@@ -12,6 +12,9 @@ Exit codes (``leanloop --help`` lists them too):
 - 141: stdout's reader left (``| head``): no traceback, as a command SIGPIPE ends
   (:mod:`leanloop.cli.stdio`); a stdout closed from the start (``>&-``) is exit 1.
 
+Every subcommand is one row of :data:`COMMANDS` (its name, its ``--help`` line, how its
+parser is built): the parser :func:`main` reads with is built from that table alone.
+
 LangChain is imported only by the commands that build a model, so ``--help``,
 ``--version``, ``validate`` (without ``--check-models``), ``report`` and ``schema`` start
 fast.
@@ -27,9 +30,10 @@ import os
 import shlex
 import sys
 import warnings
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn, cast
+from typing import TYPE_CHECKING, Any, Final, NoReturn, cast
 
 from leanloop.cli._runs import (
     EXIT_BAD_INPUT,
@@ -62,11 +66,13 @@ if TYPE_CHECKING:
     from leanloop.spec.types import AgentSpec
 
 __all__ = [
+    "COMMANDS",
     "EXIT_BAD_INPUT",
     "EXIT_ENDED_OTHERWISE",
     "EXIT_FAILED",
     "EXIT_OK",
     "PARTIAL_MARK",
+    "Command",
     "main",
 ]
 
@@ -89,11 +95,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         from leanloop.cli.stdio import run_as_command  # noqa: PLC0415
 
         return run_as_command(main, words)
-    if words and words[0] == "serve":
-        # `serve` has its own parser, and FastAPI is imported only for this command.
-        from leanloop.serve import serve_main  # noqa: PLC0415
-
-        return serve_main(words[1:])
+    own_parser = _OWN_PARSERS.get(words[0]) if words else None
+    if own_parser is not None:  # `serve`: its words are its own parser's to read
+        return own_parser(words[1:])
     parser = _parser()
     try:
         args, extra = parser.parse_known_args(words)
@@ -233,26 +237,51 @@ class _VersionAction(argparse.Action):
         parser.exit()
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(
-        prog="leanloop",
-        description="Config-driven LangChain agents that stay inside their context window.",
-        epilog=_EPILOG,
-    )
-    parser.add_argument("--version", action=_VersionAction)
-    # Every subparser is a `_Parser` too (argparse makes them of the parent's class).
-    sub = cast(
-        "argparse._SubParsersAction[argparse.ArgumentParser]",
-        parser.add_subparsers(dest="command", required=True, metavar="COMMAND"),
-    )
+@dataclass(frozen=True, slots=True)
+class Command:
+    """One subcommand of ``leanloop``: a row of :data:`COMMANDS`.
 
-    # Listed for --help only: main() hands `serve` to leanloop.serve before parsing.
-    sub.add_parser(
-        "serve",
-        help="serve the agents over the OpenAI chat API (leanloop[serve]; serve --help)",
-        add_help=False,
-    )
-    validate = sub.add_parser("validate", help="check an agents file and report every problem")
+    A row is split by cost. What every command line pays for is cheap: the name and the
+    line ``leanloop --help`` lists, and ``arguments``, which runs for any command line
+    (argparse reads one with the whole parser), so it imports argparse and cheap modules
+    only: the cheap-path contract in ``pyproject.toml`` and ``tests/cli/test_public_api.py``
+    hold it to that. What only this command pays for is heavy: the handler that
+    ``arguments`` sets, and ``own_parser``, import LangChain, a model, FastAPI inside
+    themselves, when the command runs.
+
+    Attributes:
+        name: The word after ``leanloop``.
+        help: Its line in ``leanloop --help``.
+        arguments: Builds its parser: its arguments, its description, its own subcommands,
+            and the handler of each (``args -> exit code``, set with
+            ``set_defaults(handler=...)``).
+        own_parser: Instead of ``arguments``, for a command with a parser of its own
+            (``serve``): it is given the words after its name before the main parser reads
+            them, and returns the exit code; the main parser only lists the command.
+    """
+
+    name: str
+    help: str
+    arguments: Callable[[argparse.ArgumentParser], None] | None = None
+    own_parser: Callable[[Sequence[str]], int] | None = None
+
+    def __post_init__(self) -> None:
+        if (self.arguments is None) == (self.own_parser is None):
+            msg = f"command {self.name!r}: give it either arguments or own_parser"
+            raise ValueError(msg)
+
+
+# --- how each command's parser is built: the builders run for every command line ------
+
+
+def _serve(words: Sequence[str]) -> int:
+    # Not a builder: `serve` has its own parser, and FastAPI is imported only for it.
+    from leanloop.serve import serve_main  # noqa: PLC0415
+
+    return serve_main(words)
+
+
+def _validate_arguments(validate: argparse.ArgumentParser) -> None:
     validate.add_argument("file", help="the agents YAML file")
     validate.add_argument(
         "--check-models",
@@ -268,7 +297,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     validate.set_defaults(handler=_validate)
 
-    run = sub.add_parser("run", help="run an agent on a question", epilog=_EPILOG)
+
+def _run_arguments(run: argparse.ArgumentParser) -> None:
+    run.epilog = _EPILOG
     run.add_argument("file", help="the agents YAML file")
     run.add_argument(
         "question", nargs="?", default="", help="what to ask the agent (not with --resume)"
@@ -291,37 +322,109 @@ def _parser() -> argparse.ArgumentParser:
     noise.add_argument("--verbose", "-v", action="store_true", help="debug logs on stderr")
     run.set_defaults(handler=_run)
 
-    batch = sub.add_parser("batch", help="run agents on every task of a JSONL file (resumable)")
-    _batch_arguments(batch)
+
+def _batch_arguments(batch: argparse.ArgumentParser) -> None:
+    from leanloop.batch.command import add_arguments  # noqa: PLC0415 - no LangChain, no Ray
+
+    add_arguments(batch)
     batch.set_defaults(handler=_batch)
 
-    window = sub.add_parser("window", help="show each agent's context window and its source")
+
+def _window_arguments(window: argparse.ArgumentParser) -> None:
     window.add_argument("file", help="the agents YAML file")
     window.add_argument("--agent", help="only this agent")
     window.set_defaults(handler=_window)
 
-    report = sub.add_parser("report", help="show a saved run report (from run --json)")
+
+def _report_arguments(report: argparse.ArgumentParser) -> None:
     report.add_argument("file", type=Path, help="the JSON report")
     report.add_argument("--html", type=Path, metavar="PATH", help="write a page of the run")
     report.set_defaults(handler=_report)
 
-    schema = sub.add_parser(
-        "schema",
-        help="print the JSON Schema of agents files",
-        description="Print the JSON Schema of agents files, for editors and other tools; "
-        "an agents file may name it with '# yaml-language-server: $schema=PATH'.",
+
+def _schema_arguments(schema: argparse.ArgumentParser) -> None:
+    schema.description = (
+        "Print the JSON Schema of agents files, for editors and other tools; "
+        "an agents file may name it with '# yaml-language-server: $schema=PATH'."
     )
     schema.add_argument("--path", action="store_true", help="print the installed file's path")
     schema.set_defaults(handler=_schema)
 
-    # Registered here, in the order --help lists them; each module stays cheap to import.
-    from leanloop.cli.chat import register as register_chat  # noqa: PLC0415
-    from leanloop.cli.local import register  # noqa: PLC0415
-    from leanloop.cli.warm import register as register_warm  # noqa: PLC0415
 
-    register_chat(sub)
-    register(sub)
-    register_warm(sub)
+# The modules of `chat`, `local`, `demo` and `warm` are cheap too, but imported here only
+# when a parser is built: `leanloop run` handed to the warm runner never builds one.
+
+
+def _chat_arguments(chat: argparse.ArgumentParser) -> None:
+    from leanloop.cli.chat import add_arguments  # noqa: PLC0415
+
+    add_arguments(chat)
+
+
+def _local_arguments(local: argparse.ArgumentParser) -> None:
+    from leanloop.cli.local import add_local_arguments  # noqa: PLC0415
+
+    add_local_arguments(local)
+
+
+def _demo_arguments(demo: argparse.ArgumentParser) -> None:
+    from leanloop.cli.local import add_demo_arguments  # noqa: PLC0415
+
+    add_demo_arguments(demo)
+
+
+def _warm_arguments(warm: argparse.ArgumentParser) -> None:
+    from leanloop.cli.warm import add_arguments  # noqa: PLC0415
+
+    add_arguments(warm)
+
+
+COMMANDS: Final[tuple[Command, ...]] = (
+    Command(
+        "serve",
+        "serve the agents over the OpenAI chat API (leanloop[serve]; serve --help)",
+        own_parser=_serve,
+    ),
+    Command("validate", "check an agents file and report every problem", _validate_arguments),
+    Command("run", "run an agent on a question", _run_arguments),
+    Command("batch", "run agents on every task of a JSONL file (resumable)", _batch_arguments),
+    Command("window", "show each agent's context window and its source", _window_arguments),
+    Command("report", "show a saved run report (from run --json)", _report_arguments),
+    Command("schema", "print the JSON Schema of agents files", _schema_arguments),
+    Command("chat", "talk with an agent, turn after turn (a session)", _chat_arguments),
+    Command("local", "set up and run the embedded llama.cpp server", _local_arguments),
+    Command("demo", "ask the example agent a question, locally", _demo_arguments),
+    Command(
+        "warm",
+        "keep a process with LangChain imported, so `run` starts in a fraction of the time",
+        _warm_arguments,
+    ),
+)
+"""Every ``leanloop`` command, in the order ``leanloop --help`` lists them: the one place
+a command is added (its module holds the arguments' builder and the handler)."""
+
+_OWN_PARSERS: Final[dict[str, Callable[[Sequence[str]], int]]] = {
+    command.name: command.own_parser for command in COMMANDS if command.own_parser is not None
+}
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="leanloop",
+        description="Config-driven LangChain agents that stay inside their context window.",
+        epilog=_EPILOG,
+    )
+    parser.add_argument("--version", action=_VersionAction)
+    # Every subparser is a `_Parser` too (argparse makes them of the parent's class).
+    sub = cast(
+        "argparse._SubParsersAction[argparse.ArgumentParser]",
+        parser.add_subparsers(dest="command", required=True, metavar="COMMAND"),
+    )
+    for command in COMMANDS:
+        if command.arguments is None:  # listed for --help only: main() hands it over
+            sub.add_parser(command.name, help=command.help, add_help=False)
+        else:
+            command.arguments(sub.add_parser(command.name, help=command.help))
     return parser
 
 
@@ -399,12 +502,6 @@ def _schema(args: argparse.Namespace) -> int:
     text = schema.read_text(encoding="utf-8")
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
     return EXIT_OK
-
-
-def _batch_arguments(parser: argparse.ArgumentParser) -> None:
-    from leanloop.batch.command import add_arguments  # noqa: PLC0415 - no LangChain, no Ray
-
-    add_arguments(parser)
 
 
 def _batch(args: argparse.Namespace) -> int:

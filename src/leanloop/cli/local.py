@@ -1,8 +1,9 @@
 """The ``leanloop local …`` and ``leanloop demo`` commands.
 
-:func:`register` adds them to the main parser; each sets ``handler`` to a function
-that takes the parsed arguments and returns the exit code (0 ok, 1 failed, 2 bad
-input). Failures print one line on stderr, never a traceback.
+:func:`add_local_arguments` and :func:`add_demo_arguments` build their parsers (their rows
+are in :data:`leanloop.cli.command.COMMANDS`); each sets ``handler`` to a function that
+takes the parsed arguments and returns the exit code (0 ok, 1 failed, 2 bad input).
+Failures print one line on stderr, never a traceback.
 """
 
 from __future__ import annotations
@@ -18,23 +19,26 @@ from leanloop.exceptions import LeanloopError
 from leanloop.localmodel.engine import ENGINES
 from leanloop.localmodel.paths import DEFAULT_CTX_SIZE, DEFAULT_PORT, cache_paths
 
-# The handlers import the server, build and demo modules when they run: registering the
-# commands must stay cheap, since every `leanloop` invocation builds the whole parser.
+# The handlers import the server, build and demo modules when they run: building the
+# parsers must stay cheap, since every `leanloop` invocation builds the whole parser.
 
-__all__ = ["Handler", "register"]
+__all__ = ["Handler", "add_demo_arguments", "add_local_arguments"]
 
 Handler = Callable[[argparse.Namespace], int]
 
 
-def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add ``local {setup,start,stop,status,models}`` and ``demo`` to ``subparsers``."""
-    local = subparsers.add_parser(
-        "local",
-        help="set up and run the embedded llama.cpp server",
-        description="The embedded local model: llama.cpp's server with Qwen2.5-Coder-0.5B "
+def add_local_arguments(local: argparse.ArgumentParser) -> None:
+    """Build the parser of ``local {setup,start,stop,status,models}``, each with its handler.
+
+    Args:
+        local: The subparser the main parser made for ``local`` (its row is in
+            :data:`leanloop.cli.command.COMMANDS`).
+    """
+    local.description = (
+        "The embedded local model: llama.cpp's server with Qwen2.5-Coder-0.5B "
         "(or another model of the catalog: `leanloop local models`), run by the prebuilt "
         "engine (the xllamacpp wheel; nothing to compile) or by a source build "
-        "(`setup --build`).",
+        "(`setup --build`)."
     )
     commands = local.add_subparsers(dest="local_command", metavar="COMMAND", required=True)
     setup = commands.add_parser(
@@ -67,7 +71,15 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     status.set_defaults(handler=cmd_status)
     models = commands.add_parser("models", help="list the models --model can name")
     models.set_defaults(handler=cmd_models)
-    demo = subparsers.add_parser("demo", help="ask the example agent a question, locally")
+
+
+def add_demo_arguments(demo: argparse.ArgumentParser) -> None:
+    """Build the parser of ``demo``; its handler is :func:`cmd_demo`.
+
+    Args:
+        demo: The subparser the main parser made for ``demo`` (its row is in
+            :data:`leanloop.cli.command.COMMANDS`).
+    """
     _port_option(demo)
     _model_option(demo)
     demo.add_argument("--question", default=None, help="what to ask the demo agent")

@@ -53,6 +53,7 @@ from typing import Any, NamedTuple
 __all__ = [
     "DEFAULT_IDLE",
     "WARM_ENV",
+    "add_arguments",
     "code_stamp",
     "folder_problem",
     "interpreter_state",
@@ -60,7 +61,6 @@ __all__ = [
     "peer_credentials",
     "process_state",
     "receive",
-    "register",
     "run_warm",
     "runtime_dir",
     "send",
@@ -633,15 +633,18 @@ def _status(path: Path, *, wait: float = 5.0) -> dict[str, Any] | None:
 # The `leanloop warm` commands.
 
 
-def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add ``warm {start,stop,status}`` to ``subparsers``."""
-    warm = subparsers.add_parser(
-        "warm",
-        help="keep a process with LangChain imported, so `run` starts in a fraction of the time",
-        description="A warm runner: a background process that has imported LangChain and "
+def add_arguments(warm: argparse.ArgumentParser) -> None:
+    """Build the parser of ``warm {start,stop,status}``, each with its handler.
+
+    Args:
+        warm: The subparser the main parser made for ``warm`` (its row is in
+            :data:`leanloop.cli.command.COMMANDS`).
+    """
+    warm.description = (
+        "A warm runner: a background process that has imported LangChain and "
         "the providers once; `leanloop run` hands each run to it (a forked child with the "
         f"caller's folder, environment and terminal). {WARM_ENV}=0 turns it off; "
-        f"{WARM_ENV}=1 starts one on the first run.",
+        f"{WARM_ENV}=1 starts one on the first run."
     )
     commands = warm.add_subparsers(dest="warm_command", metavar="COMMAND", required=True)
     start = commands.add_parser("start", help="start a runner for this Python environment")
