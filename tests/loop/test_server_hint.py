@@ -14,7 +14,7 @@ import pytest
 
 from leanloop.cli.command import main
 from leanloop.localmodel import DEFAULT_PORT
-from leanloop.loop.driver import _server_hint
+from leanloop.loop.requests import _server_hint
 
 _DOWN = httpx.ConnectError("All connection attempts failed")
 

@@ -17,8 +17,6 @@ or pose as a pruned result; whether a result is pruned travels as metadata
 from __future__ import annotations
 
 import asyncio
-import dataclasses
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -32,6 +30,7 @@ from leanloop.budget import parse_overflow
 from leanloop.budget.server_tokens import default_token_counter, tokenize_root
 from leanloop.loop import prompts
 from leanloop.loop.guard import CallGuard, Repeat, Rerun, workspace_fingerprint
+from leanloop.loop.policies.hooks import CallView, Policies, Round
 from leanloop.loop.profiles import PromptProfile, pick_profile
 from leanloop.protocol import ToolProtocol
 from leanloop.pruning import (
@@ -51,7 +50,6 @@ from leanloop.spec.types import AgentSpec
 from leanloop.textcap import cap_text
 from leanloop.tools.readers import file_like_words
 from leanloop.tools.registry import ToolOutcome, ToolRegistry, clean_text
-from leanloop.tools.workspace import MAX_READ_LINES
 
 __all__ = [
     "ANSWER_TURN",
@@ -70,16 +68,6 @@ ANSWER_TURN = "leanloop_answer_turn"
 READ = "leanloop_read"
 """Marks a result message that carries data a tool returned (not a failure, not a
 repeat's reminder): what the loop counts as read in resumed steps."""
-
-
-@dataclass(frozen=True)
-class Round:
-    """One round of tool calls, done: what goes into the history and what the guard says."""
-
-    messages: list[BaseMessage]
-    """The messages carrying the results back, in the order of the calls."""
-    exhausted: bool
-    """The guard has seen enough repeats: the loop stops asking for tools."""
 
 
 @dataclass(frozen=True)
@@ -128,10 +116,6 @@ class _Ran:
 
 
 KEPT_WHOLE_NOTE = "kept whole: the round's results fit the request (pruning_trigger: budget)"
-_READ_FILE = "read_file"
-# read_file's closing line: "[lines 1-200 of 640; next: read_file(path="app.log", offset=201)]".
-_FOOTER = re.compile(r"\[lines ([\d,]+)-([\d,]+) of ([\d,]+)(.*)\]\Z")
-_NEXT = re.compile(r"; next: read_file\(path=.*, offset=(\d+)\)\Z")
 
 
 def pruning_trigger(spec: AgentSpec) -> PruningTrigger:
@@ -209,8 +193,12 @@ class ToolRunner:
         question: str = "",
         named: Callable[[], list[str]] | None = None,
         repair_paths: bool | None = None,
+        policies: Policies | None = None,
     ) -> None:
         self.guard = guard
+        self.policies = policies or Policies()
+        """The run's policies, asked after each call ran, before pruning
+        (:meth:`~leanloop.loop.policies.hooks.Policy.after_tool_call`)."""
         self.question = question
         self.request_names = file_like_words(question)
         """The request's words that look like file names (a reader's missing name)."""
@@ -245,6 +233,7 @@ class ToolRunner:
         config: RunnableConfig,
         question: str,
         named: Callable[[], list[str]] | None = None,
+        policies: Policies | None = None,
     ) -> ToolRunner:
         """The runner of one run, with its own guard and pruner (their state is the run's).
 
@@ -273,6 +262,7 @@ class ToolRunner:
             question=question,
             named=named,
             repair_paths=profile.repair_paths if spec.repair_paths is None else spec.repair_paths,
+            policies=policies,
         )
 
     async def round(
@@ -389,8 +379,13 @@ class ToolRunner:
             request_names=self.request_names,
             repair_paths=self.repair_paths,
         )
-        if self._reads_on(outcome, args, request):
-            outcome = await self._read_on(outcome)
+        # A policy may change the outcome before pruning (read_file's pages read on).
+        ran = CallView(
+            args=args,
+            prunable=outcome.name in self.prunable and request.prune,
+            max_chars=self.registry.result_max_chars,
+        )
+        outcome = await self.policies.after_tool_call(ran, outcome, self._call_tool)
         seconds = clock.time() - started
         if outcome.timed_out:
             # The tool's own limit (tools: [{name, timeout}]) when it has one.
@@ -402,54 +397,14 @@ class ToolRunner:
             )
         return _Ran(call, args, request, meta, rerun=rerun, outcome=outcome, seconds=seconds)
 
-    def _reads_on(self, outcome: ToolOutcome, args: dict[str, Any], request: PruneRequest) -> bool:
-        """Whether a ``read_file`` page is read on to the end for the pruning pass.
-
-        A call the pass may prune, that did not opt out and asked for no ``limit`` (small
-        models never do), sees the whole file through the pass rather than its first
-        page: the pass reads only the parts that matter (:mod:`leanloop.pruning.rank`)
-        and names the rest with the calls that read them.
-        """
-        return (
-            outcome.ok
-            and outcome.name == _READ_FILE
-            and _READ_FILE in self.prunable
-            and request.prune
-            and "limit" not in args
-            and _next_offset(outcome.text) is not None
-        )
-
-    async def _read_on(self, first: ToolOutcome) -> ToolOutcome:
-        """``first`` with the pages after it, up to the registry's cap on one result."""
-        body, footer = first.text.rsplit("\n", 1)
-        pages, size = [body], len(body)
-        offset = _next_offset(first.text)
-        while offset is not None and size < self.registry.result_max_chars:
-            args = {**first.args, "offset": offset, "limit": MAX_READ_LINES}
-            page = await self.registry.run(
-                _READ_FILE,
-                args,
-                time_limit=self.spec.tool_timeout,
-                request_paths=self.named,
-                repair_paths=self.repair_paths,
-            )
-            if not page.ok or "\n" not in page.text:
-                break
-            text, footer = page.text.rsplit("\n", 1)
-            pages.append(text)
-            size += len(text) + 1
-            offset = _next_offset(page.text)
-        start = _FOOTER.match(first.text.rsplit("\n", 1)[1])
-        end = _FOOTER.match(footer)
-        if start is None or end is None or len(pages) == 1:
-            return first
-        footer = f"[lines {start[1]}-{end[2]} of {end[3]}{end[4]}]"
-        text = "\n".join([*pages, footer])
-        note = (
-            f"read on to line {end[2]} of {end[3]}: a call the pruning pass may prune sees it all"
-        )
-        return dataclasses.replace(
-            first, text=text, chars_raw=len(text), notes=(*first.notes, note)
+    async def _call_tool(self, name: str, args: dict[str, object]) -> ToolOutcome:
+        """One more call of ``name`` for a policy, as this round runs its own calls."""
+        return await self.registry.run(
+            name,
+            args,
+            time_limit=self.spec.tool_timeout,
+            request_paths=self.named,
+            repair_paths=self.repair_paths,
         )
 
     def _choose(
@@ -620,13 +575,6 @@ class ToolRunner:
             }
             await events.emit(events.PRUNED, payload, self.config)
         return outcome.text, outcome.pruned
-
-
-def _next_offset(text: str) -> int | None:
-    """The offset a ``read_file`` result's closing line says to read next, if any."""
-    footer = _FOOTER.search(text)
-    found = _NEXT.search(footer[4] + "") if footer is not None else None
-    return int(found[1]) if found is not None else None
 
 
 def result_messages(
