@@ -25,6 +25,7 @@ from leanloop.pruning.extract import PruneOutcome, Pruner
 from leanloop.report import RequestRecord, RunReport
 from leanloop.serve.progress import ProgressHandler
 from leanloop.sessions.model import Turn
+from leanloop.sessions.sql import SqlStore
 from leanloop.spec.types import ModelSpec
 from leanloop.testing import ScriptedChatModel
 from leanloop.testing.server import FakeModelServer, _HTTPServer
@@ -98,6 +99,9 @@ MessageCounter.computations
 ModelSpec.max_retries
 # Public API of a stored turn (leanloop.sessions), for callers inspecting a session.
 Turn.last_step
+# Public API of a session store (leanloop.sessions.SessionStore): a turn begun on its own;
+# run_turn begins its turns with start_turn (the session read in the same transaction).
+SqlStore.begin_turn
 
 # Read through RunReport.to_dict (asdict): the pruning pass's completion tokens.
 RequestTally.completion_tokens

@@ -134,7 +134,7 @@ class Setup:
     """Ask the agents on virtual time (:func:`support.aio.run_virtual`, ADR 0027). For Givens
     whose models answer after a ``delay`` or ``hang``: a timeout then costs no real time, and
     one no longer honoured fails at once. Not for runs whose work waits in threads the loop
-    does not know (a session store's aiosqlite)."""
+    does not know (a session store's connection thread)."""
 
     @property
     def workspace(self) -> Path:

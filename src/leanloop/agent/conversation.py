@@ -44,11 +44,18 @@ from leanloop.sessions import (
     Turn,
     check_agent,
     check_thread_id,
-    open_store,
+    shared_store,
     thread_lock,
 )
 from leanloop.spec.types import AgentSpec
-from leanloop.tools.session import NOTES_MAX_CHARS, note_tool, notes_block, recall_tool
+from leanloop.tools.session import (
+    NOTES_MAX_CHARS,
+    RecallEntry,
+    note_tool,
+    notes_block,
+    recall_entry,
+    recall_tool_over,
+)
 
 __all__ = ["NOTES_MAX_CHARS", "run_turn", "session_of", "store_url"]
 
@@ -109,51 +116,53 @@ async def run_turn(
     new = list(messages[1:] if system is not None else messages)
     # An agent built in Python has no file: its name alone is its identity (ADR 0024).
     agent = AgentIdentity.of(spec.name, spec.source)
-    store = open_store(store_url(spec))
-    try:
-        async with thread_lock(store.url, thread_id):
+    # The process's store: its connection and each thread's decoded turns outlive the turn.
+    store = shared_store(store_url(spec))
+    async with thread_lock(store.url, thread_id):
+        if resume:
             session = await store.load(thread_id)
             # Before anything else looks at the thread: a refusal must not quote another
             # agent's question (the resume check below does). The store checks again, in
             # the transaction that claims the turn.
             check_agent(thread_id, session.agent, agent)
-            if resume:
-                unfinished = session.unfinished()
-                if unfinished is not None:  # checked before the turn is claimed
-                    _check_resume_input(new, unfinished)
-                turn = await store.reopen_turn(thread_id, agent=agent)
-                number, question, stored = turn.number, turn.question, turn.steps
-            else:
-                question = _new_question(new)
-                number = await store.begin_turn(thread_id, question, agent=agent)
-                stored = []
-            # From here the turn is this process's: however the run ends, it is finished.
-            claimed = _Claimed(store, thread_id, number, list(session.notes))
+            unfinished = session.unfinished()
+            if unfinished is not None:  # checked before the turn is claimed
+                _check_resume_input(new, unfinished)
+            turn = await store.reopen_turn(thread_id, agent=agent)
+            number, question, stored = turn.number, turn.question, turn.steps
+        else:
             try:
-                final = await claimed.run(
-                    spec=spec,
-                    system=system,
-                    earlier=[t for t in session.turns if t.status == "done" and t.number < number],
-                    question=question,
-                    stored=stored,
-                    config=config,
-                    make_loop=make_loop,
-                    on_text=on_text,
-                )
-            except BaseException as exc:
-                if isinstance(exc, RunFailed):
-                    exc.report.notes = list(claimed.carried)
-                # Cancelled, failed or interrupted: the turn can be resumed (--resume).
-                # Notes of a step not stored are not kept: the resumed step writes them.
-                with contextlib.suppress(Exception):
-                    await asyncio.shield(
-                        store.finish_turn(thread_id, number, None, status="failed")
-                    )
+                question = _new_question(new)
+            except SessionError:
+                # Another agent's thread is refused first, whatever the input.
+                check_agent(thread_id, (await store.load(thread_id)).agent, agent)
                 raise
-            await claimed.save_notes()
-            await store.finish_turn(thread_id, number, _stored_answer(final), status="done")
-    finally:
-        await store.close()
+            # One transaction: the agent checked, the turn begun, what is new read.
+            session, number = await store.start_turn(thread_id, question, agent=agent)
+            stored = []
+        # From here the turn is this process's: however the run ends, it is finished.
+        claimed = _Claimed(store, thread_id, number, list(session.notes))
+        try:
+            final = await claimed.run(
+                spec=spec,
+                system=system,
+                earlier=[t for t in session.turns if t.status == "done" and t.number < number],
+                question=question,
+                stored=stored,
+                config=config,
+                make_loop=make_loop,
+                on_text=on_text,
+            )
+        except BaseException as exc:
+            if isinstance(exc, RunFailed):
+                exc.report.notes = list(claimed.carried)
+            # Cancelled, failed or interrupted: the turn can be resumed (--resume).
+            # Notes of a step not stored are not kept: the resumed step writes them.
+            with contextlib.suppress(Exception):
+                await asyncio.shield(store.finish_turn(thread_id, number, None, status="failed"))
+            raise
+        await claimed.save_notes()
+        await store.finish_turn(thread_id, number, _stored_answer(final), status="done")
     report = final.response_metadata.get("leanloop")
     if isinstance(report, dict):
         report["notes"] = list(claimed.carried)
@@ -204,9 +213,10 @@ class _Claimed:
     ) -> AIMessage:
         """Run the turn: the earlier turns, notes and tools in, each step stored."""
         tools: list[BaseTool] = []
-        history = [(t.number, _turn_messages(t)) for t in earlier]
+        # Made once per finished turn and kept on it (the store keeps its turns).
+        history = [(t.number, t.derived("request", _turn_messages)) for t in earlier]
         if history:
-            tools.append(recall_tool(history))
+            tools.append(recall_tool_over([t.derived("recall", _recall_entry) for t in earlier]))
         if spec.notes:
             tools.append(note_tool(self.note))
         block, self.carried = notes_block(self.notes)
@@ -270,6 +280,11 @@ def _turn_messages(turn: Turn) -> list[BaseMessage]:
             update["tool_call_id"] = prefix + message.tool_call_id
         renamed.append(message.model_copy(update=update))
     return renamed
+
+
+def _recall_entry(turn: Turn) -> RecallEntry:
+    """An earlier turn as ``recall`` searches it."""
+    return recall_entry(turn.number, turn.derived("request", _turn_messages))
 
 
 def _opening(

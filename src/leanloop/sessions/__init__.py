@@ -1,7 +1,9 @@
 """Sessions: conversations stored under a ``thread_id``, continued, resumed.
 
 A store (:func:`open_store`: SQLite by default, PostgreSQL for several hosts) keeps each
-thread's turns, each turn's completed steps and the model's notes. Each step is
+thread's turns, each turn's completed steps and the model's notes; :func:`shared_store` is
+the process's store for a URL, whose kept connection and kept decoded sessions make a turn
+cost what is new, not the whole thread (issue 40). Each step is
 committed before the next request, so a run killed half-way is resumed from its last
 completed step (:meth:`SessionStore.reopen_turn`). One process runs one turn of a thread
 at a time (:func:`thread_lock`); the store refuses a second process's turn while the first
@@ -28,7 +30,13 @@ if TYPE_CHECKING:
     from leanloop.sessions.locks import thread_lock
     from leanloop.sessions.model import Session, SessionStore, Turn, TurnStatus
     from leanloop.sessions.owner import Owner
-    from leanloop.sessions.stores import open_store, redact_url, sqlite_path, sqlite_url
+    from leanloop.sessions.stores import (
+        open_store,
+        redact_url,
+        shared_store,
+        sqlite_path,
+        sqlite_url,
+    )
 
 __all__ = [
     "AgentIdentity",
@@ -41,6 +49,7 @@ __all__ = [
     "check_thread_id",
     "open_store",
     "redact_url",
+    "shared_store",
     "sqlite_path",
     "sqlite_url",
     "thread_lock",
@@ -58,6 +67,7 @@ _HOMES = {
     "check_thread_id": "configurable",
     "open_store": "stores",
     "redact_url": "stores",
+    "shared_store": "stores",
     "sqlite_path": "stores",
     "sqlite_url": "stores",
     "thread_lock": "locks",

@@ -30,7 +30,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 
 from leanloop.exceptions import SessionError
-from leanloop.sessions.stores import sqlite_path
+from leanloop.sessions.stores import store_key
 
 __all__ = ["thread_lock"]
 
@@ -56,7 +56,8 @@ class _ThreadLock:
 
 
 _tables: dict[str, dict[str, _ThreadLock]] = {}
-"""Per store (:func:`_store_key`), per thread id: the lock while some turn holds it.
+"""Per store (:func:`~leanloop.sessions.stores.store_key`), per thread id: the lock while
+some turn holds it.
 
 Guarded by ``_guard``, a plain ``threading.Lock`` (the loops run in different OS threads):
 it is held for a few dictionary operations only, never across an ``await``."""
@@ -75,16 +76,6 @@ class _Held:
 _held: contextvars.ContextVar[tuple[_Held, ...]] = contextvars.ContextVar(
     "leanloop_held_thread_locks", default=()
 )
-
-
-def _store_key(url: str) -> str:
-    """One key per store, however its URL is spelled (``sqlite:///x`` = ``sqlite:////x``)."""
-    if url.lower().startswith("sqlite://"):
-        try:
-            return f"sqlite:{sqlite_path(url)}"
-        except SessionError:
-            return url
-    return url
 
 
 def _wake(future: asyncio.Future[None]) -> None:
@@ -167,7 +158,7 @@ async def thread_lock(url: str, thread_id: str) -> AsyncIterator[None]:
     Raises:
         SessionError: The caller already holds this thread's lock (a nested turn).
     """
-    key = (_store_key(url), thread_id)
+    key = (store_key(url), thread_id)
     if any(held.active and held.key == key for held in _held.get()):
         msg = (
             f"session {thread_id!r}: a run inside one of its turns cannot take a turn of"

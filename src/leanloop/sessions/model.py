@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Literal, Protocol, runtime_checkable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, TypeVar, cast, runtime_checkable
 
 from langchain_core.messages import AIMessage, BaseMessage
 
@@ -12,6 +12,8 @@ from leanloop.sessions.identity import AgentIdentity
 from leanloop.sessions.owner import Owner
 
 __all__ = ["Session", "SessionStore", "Turn", "TurnStatus"]
+
+_T = TypeVar("_T")
 
 TurnStatus = Literal["running", "done", "failed"]
 """``running`` while its process works on it (or died doing so), then ``done`` or ``failed``."""
@@ -31,6 +33,10 @@ class Turn:
         owner: The process that runs (or ran) the turn.
         orphaned: ``True`` when the turn is ``running`` but its owner was found dead when
             the session was loaded: it can be resumed.
+
+    A store hands the same object to every later load of a finished turn (its messages are
+    shared: do not change them), so what is made from it once can be kept on it
+    (:meth:`derived`).
     """
 
     number: int
@@ -40,6 +46,23 @@ class Turn:
     status: TurnStatus
     owner: Owner | None = None
     orphaned: bool = False
+    _derived: dict[str, Any] = field(
+        default_factory=dict, init=False, repr=False, compare=False, hash=False
+    )
+
+    def derived(self, key: str, make: Callable[[Turn], _T]) -> _T:
+        """``make(self)``, made on the first call with ``key`` and kept on the turn.
+
+        For what a turn's user makes of it again on every later turn (its messages as
+        an earlier turn of a request, its text for ``recall``): with the store's kept
+        turns (:meth:`SessionStore.load`) it is made once per process, not once per turn.
+        ``make`` must depend on the turn alone; two callers at once may both make it.
+        """
+        try:
+            return cast("_T", self._derived[key])
+        except KeyError:
+            value = self._derived[key] = make(self)
+            return value
 
     @property
     def last_step(self) -> int:
@@ -79,7 +102,8 @@ class SessionStore(Protocol):
     """Where sessions live; :func:`leanloop.sessions.open_store` makes one from a URL.
 
     Every method is safe to call from several tasks, event loops and processes at once:
-    each takes its own connection for the call, and the database serialises the writes.
+    the database serialises the writes (a SQLite store runs its transactions one after
+    another on the connection it keeps).
     Turns of one thread are additionally serialised in-process by
     :func:`leanloop.sessions.thread_lock`.
     """
@@ -100,6 +124,21 @@ class SessionStore(Protocol):
             question: The human message that opens the turn.
             agent: The agent asking; a thread that records no agent yet becomes its own;
                 ``None`` neither checks nor records one.
+
+        Raises:
+            SessionAgentMismatch: The thread belongs to another agent.
+            SessionBusy: A live process (or one on another host) runs a turn of the thread.
+            UnfinishedTurn: The last turn is running and its owner is dead: resume it.
+        """
+        ...
+
+    async def start_turn(
+        self, thread_id: str, question: BaseMessage, *, agent: AgentIdentity | None = None
+    ) -> tuple[Session, int]:
+        """:meth:`begin_turn` and the session as it was before the new turn, at once.
+
+        Returns:
+            The session without the new turn, and the new turn's number.
 
         Raises:
             SessionAgentMismatch: The thread belongs to another agent.
@@ -153,5 +192,6 @@ class SessionStore(Protocol):
         ...
 
     async def close(self) -> None:
-        """Release what the store holds (it keeps no connection between calls)."""
+        """Release what the store holds (its connection, the sessions it keeps); a later
+        call opens it again."""
         ...

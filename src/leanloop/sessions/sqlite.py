@@ -1,68 +1,188 @@
-"""Sessions in a SQLite file, through aiosqlite (the event loop never waits on the disk).
+"""Sessions in a SQLite file, through the standard library's ``sqlite3`` in a thread.
 
-Every call opens its own connection and closes it when done. That costs well under a
-millisecond, and makes a store safe to share between tasks, event loops (leanloop's
-background loop and each ``asyncio.run``) and processes, with no connection tied to a
-loop that may be gone: SQLite itself serialises the writers. The file is in WAL mode
-(readers never wait for a writer) with a busy timeout, so several processes can share it.
-Writes take the write lock up front (``BEGIN IMMEDIATE``): a transaction that read first
-and upgraded later could fail at once in WAL mode instead of waiting.
+A store keeps one connection to its file, used by one thread of its own (the event loop
+never waits on the disk). A transaction's whole work (:data:`~leanloop.sessions.sql.Work`)
+runs in that thread at once: one hop from the event loop and back per transaction, where
+a connection per call cost a new connection and thread each time, and one hop per
+statement (issue 40: a turn's four transactions cost 1.4-1.5x LangGraph's SqliteSaver).
+The connection belongs to no event loop, so every loop of the process (leanloop's
+background loop, each ``asyncio.run``) uses it, one transaction after another: SQLite
+serialises a file's writers anyway. It is opened on first use and closed after
+:data:`IDLE_CLOSE_S` without work (then its thread ends too), by :meth:`SqliteStore.close`,
+or as the process exits; a store is safe to keep for a process's life. A file replaced
+or removed behind the store's back is noticed before each transaction (its inode) and
+opened again.
 
-The first call creates the file, its folders and tables. One plain connection then stays
-open, idle, until :meth:`SqliteStore.close`:
-when the last connection to a WAL file closes, SQLite checkpoints and deletes the WAL,
-which tripled the cost of every call (26 ms instead of 8 for a step, measured here).
+Several processes can share the file: it is in WAL mode (readers never wait for a
+writer) with a busy timeout. Writes take the write lock up front (``BEGIN IMMEDIATE``): a
+transaction that read first and upgraded later could fail at once in WAL mode instead of
+waiting. Opening the connection creates the file, its folders and tables. While the
+connection is open the WAL stays: when the last connection to a WAL file closes, SQLite
+checkpoints and deletes it, which tripled the cost of every call when each call had its
+own connection (26 ms instead of 8 for a step, measured here).
 """
 
 from __future__ import annotations
 
 import asyncio
+import atexit
+import contextlib
 import os
+import queue
 import sqlite3
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
-from contextlib import asynccontextmanager
+import weakref
+from collections.abc import Callable
+from concurrent.futures import Executor, Future
+from functools import partial
 from pathlib import Path
-from typing import Any, LiteralString
-
-import aiosqlite
+from typing import Any, TypeVar
 
 from leanloop.exceptions import SessionError
 from leanloop.sessions.sql import (
     AGENT_COLUMNS,
     SCHEMA_VERSION,
-    Row,
     SqlStore,
-    Transaction,
+    Work,
     newer_schema,
     schema_statements,
 )
 
-__all__ = ["BUSY_TIMEOUT_S", "SqliteStore"]
+__all__ = ["BUSY_TIMEOUT_S", "EXIT_CLOSE_S", "IDLE_CLOSE_S", "SqliteStore"]
+
+_T = TypeVar("_T")
 
 BUSY_TIMEOUT_S = 30.0
 """How long a call waits for another connection's write lock before it fails."""
 
+IDLE_CLOSE_S = 30.0
+"""After this long without work a store's connection closes and its thread ends: a
+process that keeps many stores (a server, a test run) holds no file or thread for the
+idle ones. The next call opens it again (about a millisecond)."""
 
-class _SqliteTransaction:
-    """A :class:`~leanloop.sessions.sql.Transaction` on an aiosqlite connection."""
+_Identity = tuple[int, int]
+"""A file's device and inode: another file at the same path has others."""
 
-    def __init__(self, db: aiosqlite.Connection) -> None:
-        self._db = db
 
-    async def fetchone(self, sql: LiteralString, params: Sequence[Any] = ()) -> Row | None:
-        async with self._db.execute(sql, tuple(params)) as cursor:
-            row = await cursor.fetchone()
-        return tuple(row) if row is not None else None
+def _identity(path: Path) -> _Identity | None:
+    try:
+        stat = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return stat.st_dev, stat.st_ino
 
-    async def fetchall(self, sql: LiteralString, params: Sequence[Any] = ()) -> list[Row]:
-        async with self._db.execute(sql, tuple(params)) as cursor:
-            rows = await cursor.fetchall()
-        return [tuple(row) for row in rows]
 
-    async def execute(self, sql: LiteralString, params: Sequence[Any] = ()) -> None:
-        await self._db.execute(sql, tuple(params))
+def _run_work(db: sqlite3.Connection, work: Work[_T], *, write: bool) -> _T:
+    """Run ``work`` in one transaction of ``db`` (in the connection's thread)."""
+    # A read is one snapshot of the file; a write holds the lock from the start.
+    db.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+    try:
+        query = next(work)
+        while True:
+            cursor = db.execute(query.sql, query.params)
+            result: Any = None
+            if query.rows == "one":
+                result = cursor.fetchone()
+            elif query.rows == "all":
+                result = cursor.fetchall()
+            query = work.send(result)
+    except StopIteration as stop:
+        value: _T = stop.value
+    except BaseException:
+        if db.in_transaction:  # SQLite may have rolled back already
+            db.execute("ROLLBACK")
+        raise
+    finally:
+        work.close()
+    try:
+        db.execute("COMMIT")
+    except BaseException:
+        # The connection serves the next transaction: none may stay open on it.
+        if db.in_transaction:
+            db.execute("ROLLBACK")
+        raise
+    return value
+
+
+_Job = tuple["Future[Any]", Callable[[sqlite3.Connection], Any] | None]
+"""A future and what to run on the connection; ``None``: close it and end the thread."""
+
+
+class _Connection(Executor):
+    """A store's connection and the one thread that uses it (an executor of one thread).
+
+    The thread ends when :meth:`stop` is queued, or on its own after :data:`IDLE_CLOSE_S`
+    without work, if its store agrees (:meth:`SqliteStore._retire`).
+    """
+
+    def __init__(self, store: SqliteStore) -> None:
+        self._store = store
+        self.jobs: queue.SimpleQueue[_Job] = queue.SimpleQueue()
+        self._db: sqlite3.Connection | None = None
+        self._file: _Identity | None = None
+        self._thread = threading.Thread(target=self._serve, name="leanloop-sessions", daemon=True)
+        self._thread.start()
+
+    def submit(self, fn: Callable[..., _T], /, *args: Any, **kwargs: Any) -> Future[_T]:
+        """Queue ``fn(connection, *args, **kwargs)`` for the connection's thread."""
+        future: Future[_T] = Future()
+        self.jobs.put((future, partial(fn, *args, **kwargs)))
+        return future
+
+    def stop(self) -> Future[None]:
+        """Queue the connection's closing, after the work queued before it."""
+        future: Future[None] = Future()
+        self.jobs.put((future, None))
+        return future
+
+    def _connection(self) -> sqlite3.Connection:
+        """The open connection, opened (again) when none is or the file was replaced."""
+        if self._db is not None and _identity(self._store.path) == self._file:
+            return self._db
+        self._close()
+        self._db = self._store._open()
+        self._file = _identity(self._store.path)
+        return self._db
+
+    def _close(self) -> None:
+        db, self._db = self._db, None
+        if db is not None:
+            db.close()
+
+    def _serve(self) -> None:
+        # Daemon thread: a process that exits with work queued (a background loop it
+        # never waited for) must not hang on it; a committed transaction is on disk.
+        try:
+            while True:
+                try:
+                    future, action = self.jobs.get(timeout=IDLE_CLOSE_S)
+                except queue.Empty:
+                    if self._store._retire(self):
+                        return
+                    continue
+                if action is None:  # closing: even if its caller was cancelled
+                    error: BaseException | None = None
+                    try:
+                        self._close()
+                    except BaseException as exc:  # handed to the caller
+                        error = exc
+                    if future.set_running_or_notify_cancel():
+                        if error is None:
+                            future.set_result(None)
+                        else:
+                            future.set_exception(error)
+                    return
+                if not future.set_running_or_notify_cancel():
+                    continue  # its caller was cancelled before it ran
+                try:
+                    result = action(self._connection())
+                except BaseException as exc:  # handed to the caller, on its event loop
+                    future.set_exception(exc)
+                else:
+                    future.set_result(result)
+        finally:
+            self._close()
 
 
 def _prepare_file(path: Path) -> None:
@@ -124,6 +244,29 @@ def _retry_while_locked(action: Callable[[], None]) -> None:
             return
 
 
+_connected: weakref.WeakSet[SqliteStore] = weakref.WeakSet()
+"""The stores that opened a connection (closed ones stay, with nothing to close)."""
+
+EXIT_CLOSE_S = 5.0
+"""How long a process that exits waits for each store's connection to close."""
+
+
+def _close_at_exit() -> None:
+    """Close every store's connection as the process exits, as :meth:`SqliteStore.close`
+    does: SQLite then checkpoints the WAL into the file and removes it. (The connection's
+    thread is a daemon: without this its connection would end with the process, and the
+    ``-wal`` and ``-shm`` files stay beside the database, harmless but untidy.)"""
+    for store in list(_connected):
+        with store._guard:
+            worker, store._worker = store._worker, None
+        if worker is not None and store._pid == os.getpid():
+            with contextlib.suppress(Exception):
+                worker.stop().result(timeout=EXIT_CLOSE_S)
+
+
+atexit.register(_close_at_exit)
+
+
 class SqliteStore(SqlStore):
     """Sessions in one SQLite file (``sqlite:///ABSOLUTE/PATH``), created on first use.
 
@@ -135,61 +278,63 @@ class SqliteStore(SqlStore):
     def __init__(self, url: str, path: Path) -> None:
         super().__init__(url)
         self.path = path
-        self._keeper: sqlite3.Connection | None = None
-        # Held by the worker thread that prepares the file: the first calls of many tasks
-        # (or event loops) at once prepare it once, the others wait for that one.
-        self._preparing = threading.Lock()
+        self._worker: _Connection | None = None
+        self._pid = os.getpid()
+        # Taken by every caller, on any event loop's thread, to find (or start) the
+        # connection's thread and queue work on it; held for that only, never across an
+        # await.
+        self._guard = threading.Lock()
 
-    @asynccontextmanager
-    async def _connect(self) -> AsyncIterator[aiosqlite.Connection]:
-        # isolation_level=None: no implicit transactions; each call says BEGIN itself.
-        async with aiosqlite.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None) as db:
-            await db.execute("PRAGMA foreign_keys = ON")
-            yield db
-
-    def _prepare(self) -> None:
-        """Folders, file, WAL mode and tables, then the idle connection; in a worker
-        thread, once per store (until :meth:`close`)."""
-        with self._preparing:
-            if self._keeper is not None:
-                return
-            _prepare_file(self.path)
-            keeper = sqlite3.connect(
-                self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
-            )
-            try:
-                # Creating the tables also reads the file: the keeper has joined the WAL.
-                _retry_while_locked(lambda: _create_schema(keeper, self._where))
-            except BaseException:
-                keeper.close()
-                raise
-            self._keeper = keeper
-
-    @asynccontextmanager
-    async def _transaction(self, *, write: bool) -> AsyncIterator[Transaction]:
+    def _open(self) -> sqlite3.Connection:
+        """A new connection (in the connection's thread): folders, file, WAL mode and
+        tables made where missing, and a store from a newer leanloop refused."""
+        _prepare_file(self.path)
+        # isolation_level=None: no implicit transactions; each transaction says BEGIN.
+        db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
         try:
-            if self._keeper is None:
-                await asyncio.to_thread(self._prepare)
-            async with self._connect() as db:
-                # A read is one snapshot of the file; a write holds the lock from the start.
-                await db.execute("BEGIN IMMEDIATE" if write else "BEGIN")
-                try:
-                    yield _SqliteTransaction(db)
-                except BaseException:
-                    if db.in_transaction:  # SQLite may have rolled back already
-                        await db.execute("ROLLBACK")
-                    raise
-                await db.execute("COMMIT")
+            _retry_while_locked(lambda: _create_schema(db, self._where))
+            db.execute("PRAGMA foreign_keys = ON")
+        except BaseException:
+            db.close()
+            raise
+        return db
+
+    def _retire(self, worker: _Connection) -> bool:
+        """Whether the idle ``worker`` may end (no work queued, none can come)."""
+        with self._guard:
+            if self._worker is not worker:  # closed: only its closing can still come
+                return worker.jobs.empty()
+            if worker.jobs.empty():
+                self._worker = None
+                return True
+            return False
+
+    async def _run(self, work: Work[_T], *, write: bool) -> _T:
+        loop = asyncio.get_running_loop()
+        try:
+            with self._guard:
+                # A forked child has the parent's store but not its thread: it opens its own.
+                if self._worker is None or self._pid != os.getpid():
+                    self._worker, self._pid = _Connection(self), os.getpid()
+                    _connected.add(self)
+                pending = loop.run_in_executor(
+                    self._worker, partial(_run_work, work=work, write=write)
+                )
+            return await pending
         except (sqlite3.Error, OSError) as exc:
             msg = f"session store {self._where}: {' '.join(str(exc).split())}"
             raise SessionError(msg) from exc
 
     async def close(self) -> None:
-        """Close the idle connection; a later call opens the store again."""
-        keeper, self._keeper = self._keeper, None
-        if keeper is not None:
-            try:
-                await asyncio.to_thread(keeper.close)
-            except sqlite3.Error as exc:
-                msg = f"session store {self._where}: {' '.join(str(exc).split())}"
-                raise SessionError(msg) from exc
+        """Close the connection and forget the kept sessions; a later call opens the
+        store again."""
+        await super().close()
+        with self._guard:
+            worker, self._worker = self._worker, None
+        if worker is None:
+            return
+        try:
+            await asyncio.wrap_future(worker.stop())
+        except sqlite3.Error as exc:
+            msg = f"session store {self._where}: {' '.join(str(exc).split())}"
+            raise SessionError(msg) from exc

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import re
+import threading
+from collections import OrderedDict
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -13,9 +16,25 @@ from leanloop.sessions.urls import redact_url  # also named from here (leanloop.
 if TYPE_CHECKING:
     from leanloop.sessions.model import SessionStore
 
-__all__ = ["open_store", "redact_url", "sqlite_path", "sqlite_url"]
+__all__ = [
+    "SHARED_STORES",
+    "open_store",
+    "redact_url",
+    "shared_store",
+    "sqlite_path",
+    "sqlite_url",
+    "store_key",
+]
 
 _WINDOWS_DRIVE = re.compile(r"^/[A-Za-z]:[\\/]")
+
+SHARED_STORES = 16
+"""How many stores :func:`shared_store` keeps (the least recently asked for go first)."""
+
+_shared: OrderedDict[str, SessionStore] = OrderedDict()
+"""Per store (:func:`store_key`): the process's store. Guarded by ``_shared_guard``, a
+plain lock: callers run on several event loops, in several OS threads."""
+_shared_guard = threading.Lock()
 
 
 def sqlite_path(url: str) -> Path:
@@ -85,3 +104,43 @@ def open_store(url: str) -> SessionStore:
         " or postgres://USER@HOST/DATABASE"
     )
     raise SessionError(msg)
+
+
+@functools.lru_cache(maxsize=256)
+def store_key(url: str) -> str:
+    """One key per store, however its URL is spelled (``sqlite:///x`` = ``sqlite:////x``).
+
+    Asked on every turn (``thread_lock``, ``shared_store``): parsing the path is most of
+    taking an uncontended thread lock, so the answers are kept.
+    """
+    if url.lower().startswith("sqlite://"):
+        try:
+            return f"sqlite:{sqlite_path(url)}"
+        except SessionError:
+            return url
+    return url
+
+
+def shared_store(url: str) -> SessionStore:
+    """The process's store at ``url``: the same object for every turn, on every event loop.
+
+    A turn that opened a store of its own and closed it at the end paid for a new
+    connection each turn and read the whole thread back each turn; the shared store keeps
+    its connection (a SQLite store closes it after a while idle, and opens it again on
+    use) and each thread's decoded session, so a turn reads only what is new. Do not
+    close it; :func:`open_store` gives a store of the caller's own.
+
+    Raises:
+        SessionError: As :func:`open_store`.
+    """
+    key = store_key(url)
+    with _shared_guard:
+        store = _shared.get(key)
+        if store is None:
+            store = _shared[key] = open_store(url)
+            while len(_shared) > SHARED_STORES:
+                # Dropped, not closed: a turn may be using it still, and an idle SQLite
+                # store holds no connection.
+                _shared.popitem(last=False)
+        _shared.move_to_end(key)
+        return store

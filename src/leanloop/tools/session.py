@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
@@ -30,10 +31,13 @@ __all__ = [
     "NOTES_MAX_CHARS",
     "NOTES_PREAMBLE",
     "NOTE_MAX_CHARS",
+    "RecallEntry",
     "clean_note",
     "note_tool",
     "notes_block",
+    "recall_entry",
     "recall_tool",
+    "recall_tool_over",
     "render_turn",
 ]
 
@@ -86,20 +90,49 @@ def render_turn(number: int, messages: Sequence[BaseMessage]) -> str:
     return "\n".join(lines)
 
 
+@dataclass(frozen=True, slots=True)
+class RecallEntry:
+    """One earlier turn as ``recall`` searches it (:func:`recall_entry`).
+
+    Attributes:
+        number: The turn's number.
+        text: The turn as :func:`render_turn` writes it (what a match returns).
+        lowered: ``text`` in lower case (what a query's words are counted in).
+    """
+
+    number: int
+    text: str
+    lowered: str
+
+
+def recall_entry(number: int, messages: Sequence[BaseMessage]) -> RecallEntry:
+    """An earlier turn (its number and messages) as ``recall`` searches it.
+
+    A session keeps each finished turn's entry (:meth:`~leanloop.sessions.Turn.derived`):
+    the next turns' ``recall`` reuse it instead of rendering every earlier turn again.
+    """
+    text = render_turn(number, messages)
+    return RecallEntry(number, text, text.lower())
+
+
 def recall_tool(turns: Sequence[tuple[int, Sequence[BaseMessage]]]) -> BaseTool:
     """``recall(query)`` over ``turns`` (the session's earlier turns: number, messages)."""
-    texts = [(number, render_turn(number, messages)) for number, messages in turns]
+    return recall_tool_over([recall_entry(number, messages) for number, messages in turns])
+
+
+def recall_tool_over(entries: Sequence[RecallEntry]) -> BaseTool:
+    """``recall(query)`` over the session's earlier turns, made into entries already."""
+    entries = list(entries)
 
     def recall(query: str) -> str:
         words = {w for w in _WORD.findall(query.lower()) if w not in _COMMON}
         scored = []
-        for number, text in texts:
-            lowered = text.lower()
-            score = sum(lowered.count(word) for word in words)
+        for entry in entries:
+            score = sum(entry.lowered.count(word) for word in words)
             if score:
-                scored.append((score, number, text))
+                scored.append((score, entry.number, entry.text))
         if not scored:
-            topics = "; ".join(_first_question(text) for _, text in texts[-10:])
+            topics = "; ".join(_first_question(entry.text) for entry in entries[-10:])
             return (
                 f"No earlier turn mentions {query!r}. "
                 f"The earlier turns were about: {topics or 'nothing yet'}."
