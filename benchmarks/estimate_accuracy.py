@@ -24,7 +24,7 @@ from pathlib import Path
 from benchmarks.local_server import free_port
 from benchmarks.model_quality.runner import run_task
 from benchmarks.model_quality.tasks import TASKS, write_workspace
-from leanloop.budget.tokens import _registry as estimators
+from leanloop.budget.tokens import SHARED_ESTIMATORS as estimators
 from leanloop.localmodel import ServerOptions, running_server
 
 CTX_SIZE = 8192

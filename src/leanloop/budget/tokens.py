@@ -352,6 +352,11 @@ class TokenEstimators:
                 estimator = self._estimators[key] = TokenEstimator()
             return estimator
 
+    def clear(self) -> None:
+        """Forget what runs learned: every model starts again from the default ratio."""
+        with self._lock:
+            self._estimators.clear()
+
 
 SHARED_ESTIMATORS = TokenEstimators()
 """The process's registry: every agent without its own learns into it."""
