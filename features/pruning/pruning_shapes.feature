@@ -4,7 +4,9 @@ Feature: A focus in the user's own words, and a named line that is the line mean
   one line of each rare kind the output has, between them the kinds closest in meaning to
   the focus (amendment 8), and keeps and reads the kinds it names; an answer that names
   most of the list stands for its first three rare ones, the window of the line closest in
-  meaning is read too, and the rest is named as unread. A line the pruning model names that holds no focus word, beside one
+  meaning is read too, and the rest is named as unread; an answer that names a few kinds
+  gets the window of the line closest in meaning read as well, as a second opinion
+  (amendment 9). A line the pruning model names that holds no focus word, beside one
   that does, stands for that one. The older promises: output_prune false gets exactly what
   it asks for, an identical extract is reused (trimmed from the view too), the repeat guard
   never hides data, the unread ranges it names can be read, sessions carry the extract, and

@@ -155,3 +155,36 @@ async def test_when_the_model_names_every_kind_the_line_closest_in_meaning_is_re
     # it, only the two rare kinds (noise) are kept and read around.
     assert bool(refunds) is meaning, outcome.text
     assert "Printer on floor three" in outcome.text  # the rare kinds named still stand
+
+
+def _names_one_kind_then_what_is_shown(messages: list[BaseMessage]) -> dict[str, Any]:
+    text = str(messages[-1].content)
+    if "one of each kind" in text:  # the shapes request: a model sure of one kind, wrongly
+        return {"content": "[PRUNE_OUTPUT_START]\n1\n[PRUNE_OUTPUT_END]"}
+    named = [line.split("| ", 1)[0].strip() for line in text.split("\n") if "Refunds" in line]
+    return {"content": "[PRUNE_OUTPUT_START]\n" + ", ".join(named) + "\n[PRUNE_OUTPUT_END]"}
+
+
+@pytest.mark.parametrize("meaning", [True, False])
+async def test_when_the_model_names_one_kind_the_line_closest_in_meaning_is_read_too(
+    meaning: bool,
+) -> None:
+    # The 1.5B named one kind of a handbook, whose window held no answer: the closest line
+    # in meaning is a second opinion, read like a kind named (not only when nothing else
+    # was kept).
+    model = ScriptedChatModel(replies=[_names_one_kind_then_what_is_shown], repeat_last=True)
+    settings = PruneSettings(
+        window_tokens=4096,
+        max_chunk_tokens=1024,
+        pack_windows=False,
+        prompt_style="small",
+        meaning=meaning,
+    )
+    outcome = await Pruner(model, settings).prune(
+        tool_name="read_file",
+        raw=_handbook_output(),
+        request=PruneRequest(focus="how do I get my money back"),
+        task_context="",
+    )
+    refunds = [line for line in outcome.text.split("\n") if "Refunds are issued" in line]
+    assert bool(refunds) is meaning, outcome.text

@@ -48,6 +48,14 @@ def test_numbers_that_are_only_places_in_the_request_name_those_lines() -> None:
     assert lines_named("1-2", _chunk(21, 24)) == "  21| event 21\n  22| event 22"
 
 
+def test_a_number_that_ends_one_shown_number_names_that_line() -> None:
+    # The 1.5B answered "25" for line 125 of a window of lines 124-126.
+    assert lines_named("25", _chunk(99, 101)) == ""  # ends no shown number
+    assert lines_named("19", _chunk(118, 120)) == " 119| event 119"
+    assert lines_named("[10]", _chunk(108, 111)) == " 110| event 110"
+    assert lines_named("9", _chunk(108, 111)) == ""  # one digit: a place, or nothing
+
+
 def test_a_range_over_the_limit_is_no_choice() -> None:
     assert lines_named(f"1-{MAX_RANGE_LINES + 1}", _chunk(1, 100)) == ""
 

@@ -13,7 +13,9 @@ markers into the list) becomes the lines the request showed under those numbers,
 then go through the same verification as copied lines; an answer that copies lines is
 read as before. A number the request did not show names nothing, except that an answer
 whose numbers are none of those shown but each fits as a place in the request (``3``
-for a window of lines 21-24) is read as places: models count the lines they see.
+for a window of lines 21-24) is read as places: models count the lines they see; failing that, a number a shown line holds
+names that line, and a number of two digits or more that ends one shown number (``25``
+for line 125) names that line: the 1.5B drops leading digits.
 
 A small model also names the neighbour of the line it means (measured on the 0.5B: lines
 113-114 for an ``ERROR code=E777`` line at 112, the same answer twice). So a number is
@@ -45,6 +47,9 @@ CLEARLY_MORE = 1 / 0.6
 """How many times a named line's score a neighbour must score to be the line meant: the
 inverse of the pass's weaker-match share (:data:`~leanloop.pruning.reading.WEAKER_SHARE`),
 below which a line is a near miss of the best match."""
+
+_TAIL_MIN = 10
+"""A named number shorter than this is not read as the tail of a line number."""
 
 MAX_RANGE_LINES = 50
 """A range longer than this (``1-400``) is not a choice of lines: it names nothing."""
@@ -111,6 +116,11 @@ def lines_named(answer: str, chunk: Chunk, resolution: Resolution | None = None)
         # it read ("[48]" for "pool_size = 48" at line 621). A number that stands, as a
         # whole number, in exactly one shown line names that line.
         named = _lines_holding(asked, shown)
+    if not named and asked:
+        # Nor a value it read: the model dropped the number's first digits (the 1.5B
+        # answered "25" for line 125 of a window of lines 124-126). A number of two
+        # digits or more that ends exactly one shown number names that line.
+        named = _numbers_ending(asked, list(shown))
     if resolution is not None:
         named = resolve_named(
             named,
@@ -120,6 +130,20 @@ def lines_named(answer: str, chunk: Chunk, resolution: Resolution | None = None)
             literal=resolution.literal,
         )
     return "\n".join(line for n in sorted(named) for line in shown[n])
+
+
+def _numbers_ending(values: Sequence[int], shown: Sequence[int]) -> list[int]:
+    """The shown numbers each of ``values`` (of two digits or more) is the tail of, when
+    it ends one shown number only."""
+    named: list[int] = []
+    for value in values:
+        if value < _TAIL_MIN:
+            continue
+        tail = str(value)
+        ending = [n for n in shown if n > value and str(n).endswith(tail)]
+        if len(ending) == 1 and ending[0] not in named:
+            named.append(ending[0])
+    return named
 
 
 def _lines_holding(values: Sequence[int], shown: dict[int, list[str]]) -> list[int]:

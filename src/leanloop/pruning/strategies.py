@@ -297,13 +297,6 @@ async def pick_shapes(
         picked = (rare or picked)[:_MAX_PICKS]
     scores = list(layout.scores)
     lift = max(scores, default=0.0) + 1.0
-    if unsure and similar is not None and max(similar) > 0:
-        # A model that named most of the kinds cannot tell (the 0.5B: 1, 3, 5, …
-        # whatever the list holds); shown a window, it names the lines that answer. So
-        # the window of the line closest in meaning is read too, after the kinds named.
-        # (A model that named none gets the reading in order, as before.)
-        closest = max(range(len(similar)), key=lambda i: (similar[i], -i))
-        scores[closest] += lift / 2
     if not picked:
         return scores, 0, []
     chosen = chosen_lines(
@@ -314,6 +307,19 @@ async def pick_shapes(
     # every chosen line cost a request each and, on the 0.5B, a named line of noise each.
     for place in picked:
         scores[shown[place].example] += lift
+    if similar is not None and max(similar) > 0:
+        # The window of the line closest in meaning is read too. A model that named most
+        # of the kinds cannot tell (the 0.5B: 1, 3, 5, … whatever the list holds), so
+        # that window comes after the kinds named, at half lift: the weaker-match rule
+        # reads it only when they kept nothing. A model that named a few kinds can be
+        # sure and wrong (the 1.5B named one kind of a handbook, whose window held no
+        # answer): the closest line is a second opinion, read like a kind named. Lifts
+        # never add up: a closest line that is a named kind's example stays level with
+        # the other examples (the weaker-match rule would skip them otherwise).
+        # (A model that named none gets the reading in order, as before.)
+        closest = max(range(len(similar)), key=lambda i: (similar[i], -i))
+        lifted = layout.scores[closest] + (lift / 2 if unsure else lift)
+        scores[closest] = max(scores[closest], lifted)
     return scores, len(picked), chosen
 
 
