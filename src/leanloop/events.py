@@ -16,6 +16,7 @@ from langchain_core.callbacks.manager import adispatch_custom_event
 from langchain_core.runnables import RunnableConfig
 
 __all__ = [
+    "ANSWER_CHECKED",
     "BUDGET",
     "OVERFLOW_RECOVERED",
     "PRUNED",
@@ -49,6 +50,9 @@ PRUNE_PROGRESS: Final = "leanloop.prune_progress"
 ``chunks``."""
 TOOL_MODE_CHANGED: Final = "leanloop.tool_mode_changed"
 """When the loop falls back from native tool calling to the text protocol."""
+ANSWER_CHECKED: Final = "leanloop.answer_checked"
+"""When the answer's values were checked against what the tools returned (the report's
+``answer_check``): ``step``, ``verdict``, ``check``."""
 
 _log = logging.getLogger(__name__)
 

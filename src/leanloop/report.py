@@ -188,6 +188,14 @@ class RunReport:
     set_aside: str | None = None
     """The model's last reply when the run did not give it as the answer (it was not an
     answer, or it rested on no tool result); ``None`` otherwise."""
+    answer_check: dict[str, Any] | None = None
+    """How the answer's values were checked against what the tools returned
+    (:mod:`leanloop.grounding`, the agent's ``answer_check``): ``verdict`` (``grounded``:
+    each value found on the line that best matches the question; ``asked_again``: a
+    doubtful answer replaced by the model's second one; ``kept``: asked again, the second
+    answer did not settle the doubt; ``doubtful``: recorded only), ``check`` (one line:
+    the values and their lines), ``first_answer`` (the answer replaced, when it was);
+    ``None`` when nothing was checked (no answer, no value, nothing read)."""
     elapsed_s: float | None = None
     """Wall time of the run in seconds."""
     pruning_fallbacks: list[dict[str, Any]] = field(default_factory=list)

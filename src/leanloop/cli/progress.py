@@ -44,6 +44,15 @@ def use_colour(stream: TextIO) -> bool:
     return bool(isatty and isatty())
 
 
+_CHECK_WORDS = {
+    "grounded": "found where the question points",
+    "asked_again": "asked again alone: the second answer stands",
+    "kept": "asked again alone: the first answer stands",
+    "doubtful": "in doubt (not asked again)",
+}
+"""The answer check's verdicts (the report's ``answer_check``) as the progress line says them."""
+
+
 class ProgressPrinter(events.EventRecorder):
     """Prints one line per step, call, trim, pruning pass and fallback to ``stream``.
 
@@ -114,6 +123,11 @@ class ProgressPrinter(events.EventRecorder):
             return [(f"budget spent ({data.get('reason')}): asking for the final answer", "warn")]
         if name == events.OVERFLOW_RECOVERED:
             return [("the server refused a request for its size: trimmed and retried", "warn")]
+        if name == events.ANSWER_CHECKED:
+            verdict = str(data.get("verdict"))
+            said = _CHECK_WORDS.get(verdict, verdict)
+            tone = "dim" if verdict == "grounded" else "warn"
+            return [(f"step {step} · answer check · {data.get('check')} · {said}", tone)]
         if name == events.TOOL_MODE_CHANGED:
             reason = data.get("reason")
             return [(f"the server refused native tools: text mode from now on ({reason})", "warn")]

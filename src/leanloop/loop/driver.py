@@ -36,6 +36,7 @@ from leanloop.budget.run import RunBudget
 from leanloop.budget.window import default_resolver
 from leanloop.loop.ending import final_answer, finish
 from leanloop.loop.policies.answer_after_repeats import AnswerAfterRepeatsConfig
+from leanloop.loop.policies.answer_check import AnswerCheckConfig
 from leanloop.loop.policies.cut_stream import CutStreamConfig, CutStreamError
 from leanloop.loop.policies.hooks import (
     FinalRequest,
@@ -101,6 +102,7 @@ class AgentLoop:
             SynthesisConfig(),
             AnswerAfterRepeatsConfig(),
             ReadPagingConfig(),
+            AnswerCheckConfig(spec.answer_check),
         )
         prefetch = PrefetchConfig.for_tools(registry.tools)
         if spec.prefetch_mentioned_files and prefetch is not None:
@@ -154,7 +156,7 @@ class AgentLoop:
             read = answered.read or run.protocol.read(answered.reply)  # a step's is read
             if not read.calls and not read.corrections:
                 reason = run.policies.at_end(view(run), "answer")
-                return await finish(run, read.reply, reason, judge=True)
+                return await finish(run, read.reply, reason, judge=True, check=self._requests)
             done = await self._tool_round(run, read)
             if final := run.policies.after_round(view(run), done):
                 return await final_answer(self._requests, run, final)

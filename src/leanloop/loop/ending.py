@@ -15,13 +15,13 @@ import time
 
 from langchain_core.messages import AIMessage, HumanMessage
 
-from leanloop import endings
+from leanloop import endings, events
 from leanloop.budget.run import Prepared
 from leanloop.loop import prompts
 from leanloop.loop.policies.answer_after_repeats import reads_in_view
 from leanloop.loop.policies.hooks import FinalRequest
 from leanloop.loop.requests import Requests
-from leanloop.loop.run_state import RunState, StillTooLarge
+from leanloop.loop.run_state import RunState, StillTooLarge, view
 from leanloop.protocol import answer_text
 from leanloop.report import StopReason
 
@@ -70,7 +70,7 @@ async def final_answer(requests: Requests, run: RunState, final: FinalRequest) -
         return await finish(run, answer, reason)
     _note_end(run, note, f"answered{trimmed}", reason)
     answer = AIMessage(content=text, usage_metadata=reply.usage_metadata, id=reply.id)
-    return await finish(run, answer, reason, judge=True, unanswered=otherwise)
+    return await finish(run, answer, reason, judge=True, unanswered=otherwise, check=requests)
 
 
 def _out_of_context(run: RunState, prepared: Prepared) -> AIMessage:
@@ -123,6 +123,7 @@ async def finish(
     *,
     judge: bool = False,
     unanswered: StopReason | None = None,
+    check: Requests | None = None,
 ) -> AIMessage:
     """End the run with ``reply``: stream what the caller has not seen, fill the report.
 
@@ -131,11 +132,17 @@ async def finish(
     loop's instruction or the question written back, the request's JSON shape with
     nothing found) ends the run by ``unanswered`` (``no_answer`` when the run was
     answering), in words; so does the text of a run that stopped for a limit when no
-    tool call of the run returned data (it rests on nothing).
+    tool call of the run returned data (it rests on nothing). With ``check`` too, an
+    answer goes to the policies before it stands
+    (:meth:`~leanloop.loop.policies.hooks.Policy.before_answer`: the answer check), which
+    may ask once more through ``check``.
     """
     read = rests_on(run)
     if judge:
         reply, reason = _judged(run, reply, reason, read, unanswered)
+        if check is not None and reason == "answer":
+            reply = await _checked(check, run, reply)
+            await _tell_check(run)
     if reason != "answer":
         run.report.ending = endings.STOP_WORDS.get(reason)
     run.report.rests_on = read
@@ -159,6 +166,27 @@ async def finish(
         usage_metadata=run.usage or reply.usage_metadata,
         id=reply.id,
     )
+
+
+async def _checked(requests: Requests, run: RunState, reply: AIMessage) -> AIMessage:
+    """The answer after the policies' check: ``reply``, or the reply to one more request."""
+    asked = run.policies.before_answer(view(run), reply.text)
+    if asked is None:
+        return reply
+    policy, ask = asked
+    second = await requests.ask_alone(run, ask.prompt)
+    text = policy.answer_asked(view(run), reply.text, None if second is None else second.text)
+    if text == reply.text:
+        return reply
+    return AIMessage(content=text, usage_metadata=reply.usage_metadata, id=reply.id)
+
+
+async def _tell_check(run: RunState) -> None:
+    """The answer check's event, when the run's answer was checked (the CLI's line)."""
+    check = run.report.answer_check
+    if check is not None:
+        data = {"step": run.step + 1, "verdict": check["verdict"], "check": check["check"]}
+        await events.emit(events.ANSWER_CHECKED, data, run.config)
 
 
 def rests_on(run: RunState) -> list[str]:

@@ -17,7 +17,7 @@ from dataclasses import replace
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.messages.ai import add_usage
 
 from leanloop.budget import parse_overflow
@@ -150,6 +150,31 @@ class Requests:
                 tokens = processed_tokens(reply.usage_metadata, default=attempt.tokens)
                 run.learn_speed(tokens, seconds)
             return Answered(reply, read)
+
+    async def ask_alone(self, run: RunState, prompt: str) -> AIMessage | None:
+        """One request of ``prompt`` alone: no history, no tools, not streamed (a policy's
+        :class:`~leanloop.loop.policies.hooks.AskAlone`); recorded as a ``check``.
+
+        Returns:
+            The reply, or ``None`` when the request failed (the report's events say why):
+            the answer it would have checked stands.
+        """
+        prepared = await run.budget.prepare_step([HumanMessage(content=prompt)], step=run.step + 1)
+        clock = asyncio.get_running_loop()
+        sent = clock.time()
+        try:
+            reply = await run.model.ainvoke(prepared.messages, config=run.config)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # the answer stands; the check says it could not ask
+            run.report.events.append(
+                f"step {run.step + 1}: the request alone failed: {redact_text(error_line(exc))}"
+            )
+            return None
+        if not isinstance(reply, AIMessage):
+            reply = AIMessage(content=str(getattr(reply, "content", reply)))
+        self._record(run, prepared, reply, "check", entering=reply, seconds=clock.time() - sent)
+        return reply
 
     def _failed(self, run: RunState, exc: BaseException) -> RunFailed:
         """The run's failure, with the partial report and a hint at the server."""

@@ -187,9 +187,14 @@ class AgentSpec:
     repair_paths: bool | None = None
     """Read the one file the request names when a requested path is missing (``None``: profile)."""
     first_tool_choice: Literal["auto", "required"] = "auto"
+    """``required`` makes the first reply a tool call on servers that honour it."""
     no_answer: Literal["return", "raise"] = "return"
     """A run that ended without the model's answer: its ending returned, or ``NoAnswer``."""
-    """``required`` makes the first reply a tool call on servers that honour it."""
+    answer_check: Literal["auto", "ask_again", "note", "off"] = "auto"
+    """Check the answer's values against what the tools returned (:mod:`leanloop.grounding`):
+    ``ask_again`` asks the model once more from the lines in doubt, ``note`` only records
+    the check in the report, ``off`` skips it; ``auto``: ``ask_again`` with the small
+    prompt profile, else ``note``."""
     prompt_profile: Literal["auto", "default", "small"] = "auto"
     """Instruction style; ``auto`` picks by the model's name."""
     notes: bool = False

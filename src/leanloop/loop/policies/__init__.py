@@ -15,7 +15,9 @@ applies.
 - :mod:`~leanloop.loop.policies.answer_after_repeats` — the guard stopped the model: one
   request for the answer from what was read;
 - :mod:`~leanloop.loop.policies.read_paging` — a prunable ``read_file`` page is read on
-  to the end of the file (in the tool round, after the call ran).
+  to the end of the file (in the tool round, after the call ran);
+- :mod:`~leanloop.loop.policies.answer_check` — the answer's values looked up in what
+  the tools returned; in doubt, the model is asked once more from the lines in doubt.
 
 Adding a policy: a module here with its config (a frozen dataclass whose ``start()``
 makes the run's policy object) and the hooks it needs, and one line in the list
@@ -25,6 +27,7 @@ makes the run's policy object) and the hooks it needs, and one line in the list
 from __future__ import annotations
 
 from leanloop.loop.policies.answer_after_repeats import AnswerAfterRepeatsConfig
+from leanloop.loop.policies.answer_check import AnswerCheckConfig
 from leanloop.loop.policies.cut_stream import CutStreamConfig, CutStreamError
 from leanloop.loop.policies.hooks import Policies, Policy, PolicyConfig, StepView
 from leanloop.loop.policies.prefetch import PrefetchConfig
@@ -34,6 +37,7 @@ from leanloop.loop.policies.text_fallback import TextFallbackConfig
 
 __all__ = [
     "AnswerAfterRepeatsConfig",
+    "AnswerCheckConfig",
     "CutStreamConfig",
     "CutStreamError",
     "Policies",

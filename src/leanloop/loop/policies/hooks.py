@@ -17,6 +17,8 @@ hook                      reads                                  gives back
 ``after_tool_call``       the call, its outcome, a tool caller   the outcome (folded)
 ``after_round``           the view, the round done               the final request, or nothing
 ``at_end``                the view, the stop reason              the stop reason (folded)
+``before_answer``         the view, the answer                   one request alone, or nothing
+``answer_asked``          the view, the answer, the reply        the answer to give
 ========================  =====================================  ==========================
 
 A policy never holds the run's state: it reads a :class:`StepView` and answers with a
@@ -43,6 +45,7 @@ from leanloop.tools.registry import ToolOutcome
 
 __all__ = [
     "AddTurn",
+    "AskAlone",
     "Attempt",
     "CallRunner",
     "CallView",
@@ -215,6 +218,18 @@ Recovery = Resend | SwitchToText
 """What a policy makes of a failed request; the driver applies it."""
 
 
+@dataclass(frozen=True)
+class AskAlone:
+    """Before the answer stands: one more request, the prompt alone (no history, no
+    tools), whose reply goes back to the policy that asked (:meth:`Policy.answer_asked`).
+
+    Attributes:
+        prompt: The request's one message.
+    """
+
+    prompt: str
+
+
 class Policy:
     """One rule of the run, asked at fixed points; each hook's default leaves things be.
 
@@ -282,6 +297,18 @@ class Policy:
         del view
         return reason
 
+    def before_answer(self, view: StepView, answer: str) -> AskAlone | None:
+        """The run is about to end with ``answer`` (judged an answer): ask once more, or
+        ``None`` (the answer stands)."""
+        del view, answer
+        return None
+
+    def answer_asked(self, view: StepView, answer: str, reply: str | None) -> str:
+        """The reply to this policy's :class:`AskAlone` (``None``: the request failed):
+        the answer to give, ``answer`` or another."""
+        del view, reply
+        return answer
+
 
 _HOOKS = (
     "at_start",
@@ -291,8 +318,10 @@ _HOOKS = (
     "after_tool_call",
     "after_round",
     "at_end",
+    "before_answer",
 )
-"""The hooks of :class:`Policy`, in the order of a run."""
+"""The hooks of :class:`Policy`, in the order of a run (``answer_asked`` goes only to
+the policy whose ``before_answer`` asked)."""
 
 P_co = TypeVar("P_co", bound=Policy, covariant=True)
 
@@ -379,3 +408,11 @@ class Policies:
         for policy in self._asked["at_end"]:
             reason = policy.at_end(view, reason)
         return reason
+
+    def before_answer(self, view: StepView, answer: str) -> tuple[Policy, AskAlone] | None:
+        """The first policy that asks once more before the answer stands, and its request
+        (see :meth:`Policy.before_answer`)."""
+        for policy in self._asked["before_answer"]:
+            if (ask := policy.before_answer(view, answer)) is not None:
+                return policy, ask
+        return None
