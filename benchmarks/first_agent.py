@@ -135,6 +135,8 @@ class Run:
     ``finish_reason: stop``)."""
     extension: dict[str, Any] | None = None
     """``serve``: the ``leanloop`` extension without its tool calls and requests."""
+    check: str = ""
+    """The report's ``answer_check`` verdict (``asked_again``, ``kept``, …); ``""``: none."""
 
 
 @contextlib.contextmanager
@@ -151,15 +153,19 @@ def held(lock: str | None) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def write_project(folder: Path, base_url: str, model: str) -> Path:
-    """Write the workspace and an agents file for ``base_url`` into ``folder``."""
+def write_project(
+    folder: Path, base_url: str, model: str, *, answer_check: str | None = None
+) -> Path:
+    """Write the workspace and an agents file for ``base_url`` into ``folder`` (with
+    ``answer_check``: that key added to the agent; else the README's file as it is)."""
     data = folder / "data"
     data.mkdir(parents=True, exist_ok=True)
     for path, content in FILES.items():
         (data / path).write_text(content, encoding="utf-8")
     agents = folder / f"agents-{model}.yaml"
     agents.write_text(
-        AGENTS_YAML.format(model=MODEL_NAME, base_url=base_url, system_prompt=SYSTEM_PROMPT),
+        AGENTS_YAML.format(model=MODEL_NAME, base_url=base_url, system_prompt=SYSTEM_PROMPT)
+        + (f"    answer_check: {answer_check}\n" if answer_check else ""),
         encoding="utf-8",
     )
     return agents
@@ -231,12 +237,22 @@ def run_cli(run: Run, agents: Path, *, leanloop: str, lock: str | None, timeout:
     run.requests = len(report.get("requests") or [])
     run.run_seconds = report.get("elapsed_s")
     run.calls = _calls(report.get("tool_calls") or [])
+    run.check = str((report.get("answer_check") or {}).get("verdict") or "")
 
 
-def run_python(run: Run, data: Path, *, base_url: str, lock: str | None, timeout: float) -> None:
+def run_python(
+    run: Run,
+    data: Path,
+    *,
+    base_url: str,
+    lock: str | None,
+    timeout: float,
+    answer_check: str | None = None,
+) -> None:
     """``first_agent_python.py``: ``LLMAgent(model=ChatOpenAI(...), tools=[read_doc])``."""
     script = Path(__file__).resolve().with_name("first_agent_python.py")
     command = [sys.executable, str(script), "--base-url", base_url, "--data", str(data)]
+    command += ["--answer-check", answer_check] if answer_check else []
     command += ["--model", MODEL_NAME, run.question]
     timed = _timed_child(run, command, lock=lock, timeout=timeout)
     if timed is None:
@@ -255,6 +271,7 @@ def run_python(run: Run, data: Path, *, base_url: str, lock: str | None, timeout
     run.requests = out.get("requests")
     run.run_seconds = out.get("elapsed_s")
     run.calls = _calls(out.get("tool_calls") or [])
+    run.check = str(out.get("answer_check") or "")
 
 
 @contextlib.contextmanager
@@ -544,6 +561,12 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--server", default=None, help="a running server's /v1 URL (1 model)")
     parser.add_argument("--leanloop", default=_default_leanloop())
     parser.add_argument(
+        "--answer-check",
+        choices=("auto", "ask_again", "note", "off"),
+        default=None,
+        help="set the agent's answer_check (default: the README's file, which sets none)",
+    )
+    parser.add_argument(
         "--report",
         nargs="+",
         type=Path,
@@ -567,7 +590,7 @@ def ask_model(
     """Ask every case through every channel, ``args.rounds`` times, on one model's server."""
     with contextlib.ExitStack() as stack:
         base_url = stack.enter_context(model_server(model, args.server))
-        agents = write_project(folder, base_url, model)
+        agents = write_project(folder, base_url, model, answer_check=args.answer_check)
         serve_url: str | None = None
         if "serve" in args.channel_list:
             log = folder / f"serve-{model}.log"
@@ -589,7 +612,13 @@ def ask_model(
                     if channel == "cli":
                         run_cli(run, agents, leanloop=args.leanloop, **limits)
                     elif channel == "python":
-                        run_python(run, folder / "data", base_url=base_url, **limits)
+                        run_python(
+                            run,
+                            folder / "data",
+                            base_url=base_url,
+                            answer_check=args.answer_check,
+                            **limits,
+                        )
                     else:
                         run_serve(run, serve_url, **limits)
                     judge(run)

@@ -33,6 +33,7 @@ def main() -> int:
     parser.add_argument("--base-url", required=True)
     parser.add_argument("--data", type=Path, required=True)
     parser.add_argument("--model", default="local-test")
+    parser.add_argument("--answer-check", default=None, help="the agent's answer_check")
     parser.add_argument("question")
     args = parser.parse_args()
     folder: Path = args.data.resolve()
@@ -52,6 +53,7 @@ def main() -> int:
             temperature=0,
         ),
         tools=[read_doc],
+        **({"answer_check": args.answer_check} if args.answer_check else {}),
     )
     out: dict[str, Any] = {"answer": "", "stop_reason": "failed", "error": None}
     started = time.perf_counter()
@@ -82,6 +84,7 @@ def _from_report(report: dict[str, Any]) -> dict[str, Any]:
         "requests": len(report.get("requests") or []),
         "prompt_profile": report.get("prompt_profile"),
         "elapsed_s": report.get("elapsed_s"),
+        "answer_check": (report.get("answer_check") or {}).get("verdict"),
     }
 
 
