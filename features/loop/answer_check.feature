@@ -118,3 +118,22 @@ Feature: An answer's values are checked against what the tools returned
     And the answer is "120"
     And the report's answer check says "kept"
     And the report has an event mentioning "the request alone failed"
+
+  Scenario: A streamed run that may ask again shows only the answer that stands (check x streaming)
+    Given an agent with model "qwen2.5-coder-0.5b-instruct" and the script:
+      | reply                                        |
+      | call read_file {"path": "inventory.json"}    |
+      | 120                                          |
+      | There are 42 laptops in inventory.json.      |
+    When the agent is asked "How many laptops are in inventory.json?" through astream
+    Then the streamed text is exactly "There are 42 laptops in inventory.json."
+    And the report's answer check says "asked_again" with the first answer "120"
+
+  Scenario: A streamed run that only records the doubt streams as before (check x streaming)
+    Given an agent with model "scripted" and the script:
+      | reply                                        |
+      | call read_file {"path": "inventory.json"}    |
+      | 120                                          |
+    When the agent is asked "How many laptops are in inventory.json?" through astream
+    Then the streamed text is exactly "120"
+    And the report's answer check says "doubtful"

@@ -95,6 +95,7 @@ class AgentLoop:
         self._needs_room = spec.allow_tool_output_pruning and pruning_trigger(spec) == "budget"
         self._model_name = _model_name(spec.model)
         self._requests = Requests(spec=spec, model=model, needs_room=self._needs_room)
+        self._answer_check = AnswerCheckConfig(spec.answer_check)
         # The policies, in the order the driver asks them (ADR 0034); each run starts its own.
         self._policies: tuple[PolicyConfig[Policy], ...] = (
             CutStreamConfig(),
@@ -102,7 +103,7 @@ class AgentLoop:
             SynthesisConfig(),
             AnswerAfterRepeatsConfig(),
             ReadPagingConfig(),
-            AnswerCheckConfig(spec.answer_check),
+            self._answer_check,
         )
         prefetch = PrefetchConfig.for_tools(registry.tools)
         if spec.prefetch_mentioned_files and prefetch is not None:
@@ -136,6 +137,9 @@ class AgentLoop:
         named = request_paths(text, self.spec.workspace)
         run = await self._start(messages, config, question=text, named=named, turn=turn)
         run.stream.on_text = on_text
+        # An answer the check may replace is shown once checked: text already streamed
+        # could not be taken back (ADR 0035).
+        run.stream.hold = on_text is not None and self._answer_check.asks(run.profile)
         return await self._drive(run)
 
     async def _drive(self, run: RunState) -> AIMessage:

@@ -193,7 +193,7 @@ class Requests:
         if prepared.tools:
             choice = "required" if self._require_tool(run) else None
             model = _bound(run, prepared.tools, choice)
-        if run.stream.on_text is not None:
+        if run.stream.on_text is not None and not run.stream.hold:
             reply = await stream_reply(
                 run.stream,
                 model,

@@ -37,6 +37,9 @@ class Stream:
     """The latest streamed reply was cut (its text was shown, the reply did not count)."""
     replay: str = ""
     """What a cut reply showed that the retry has not repeated yet."""
+    hold: bool = False
+    """Replies are not streamed: the answer is shown whole at the run's end, once checked
+    (the answer check may replace it, ADR 0035)."""
 
     async def show(self, text: str) -> None:
         """Pass ``text`` on to ``on_text``, less what a cut attempt showed of it already."""

@@ -12,7 +12,9 @@ was asked.
 
 ``answer_check`` in the agents file: ``ask_again``, ``note`` (record only), ``off``;
 ``auto`` asks again with the small prompting profile (a small model takes the
-neighbour's value; measured on the embedded 0.5B) and only records otherwise.
+neighbour's value; measured on the embedded 0.5B) and only records otherwise. A run that
+may ask again does not stream its replies: its answer is shown whole once checked, since
+text already shown could not be taken back.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from leanloop.grounding import (
     source_lines,
 )
 from leanloop.loop.policies.hooks import AskAlone, Policy, StepView
-from leanloop.loop.profiles import SMALL
+from leanloop.loop.profiles import SMALL, PromptProfile
 from leanloop.protocol import is_tool_result
 
 __all__ = ["AnswerCheck", "AnswerCheckConfig", "tool_results"]
@@ -57,6 +59,10 @@ class AnswerCheckConfig:
     def start(self) -> AnswerCheck:
         """The check of one run."""
         return AnswerCheck(self)
+
+    def asks(self, profile: PromptProfile) -> bool:
+        """Whether a run with ``profile`` asks again when in doubt (else it only records)."""
+        return self.mode == "ask_again" or (self.mode == "auto" and profile.name == SMALL.name)
 
 
 @dataclass
@@ -88,7 +94,7 @@ class AnswerCheck(Policy):
         if not first.doubtful:
             view.report.answer_check = {"verdict": "grounded", "check": first.summary()}
             return None
-        ask = mode == "ask_again" or (mode == "auto" and view.profile.name == SMALL.name)
+        ask = self.config.asks(view.profile)
         prompt = recheck_prompt(view.question, first, self._lines) if ask else None
         if prompt is None:
             view.report.answer_check = {"verdict": "doubtful", "check": first.summary()}
