@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -123,20 +123,33 @@ def _handbook_output() -> str:
     return "\n".join(f"{n:>5}| {row}" for n, row in enumerate(rows, start=1))
 
 
-def _names_every_kind_then_what_is_shown(messages: list[BaseMessage]) -> dict[str, Any]:
-    text = str(messages[-1].content)
-    if "one of each kind" in text:  # the shapes request: a small model that cannot tell
-        places = [line.split("|", 1)[0].strip() for line in text.split("\n") if "| " in line]
-        return {"content": "[PRUNE_OUTPUT_START]\n" + ", ".join(places) + "\n[PRUNE_OUTPUT_END]"}
-    named = [line.split("| ", 1)[0].strip() for line in text.split("\n") if "Refunds" in line]
-    return {"content": "[PRUNE_OUTPUT_START]\n" + ", ".join(named) + "\n[PRUNE_OUTPUT_END]"}
+def _names_kinds_then_what_is_shown(every: bool) -> Callable[[list[BaseMessage]], dict[str, Any]]:
+    """A pruning model that names every kind of line (a small model that cannot tell) or
+    only the first (one sure of a kind, wrongly), then, shown a window, its refunds lines."""
+
+    def reply(messages: list[BaseMessage]) -> dict[str, Any]:
+        text = str(messages[-1].content)
+        if "one of each kind" in text:  # the shapes request
+            places = [line.split("|", 1)[0].strip() for line in text.split("\n") if "| " in line]
+            named = places if every else places[:1]
+        else:
+            named = [
+                line.split("| ", 1)[0].strip() for line in text.split("\n") if "Refunds" in line
+            ]
+        return {"content": "[PRUNE_OUTPUT_START]\n" + ", ".join(named) + "\n[PRUNE_OUTPUT_END]"}
+
+    return reply
 
 
 @pytest.mark.parametrize("meaning", [True, False])
-async def test_when_the_model_names_every_kind_the_line_closest_in_meaning_is_read(
-    meaning: bool,
+@pytest.mark.parametrize("every", [True, False], ids=["names every kind", "names one kind"])
+async def test_the_line_closest_in_meaning_is_read_whether_the_model_names_many_kinds_or_few(
+    meaning: bool, every: bool
 ) -> None:
-    model = ScriptedChatModel(replies=[_names_every_kind_then_what_is_shown], repeat_last=True)
+    # Every kind named: the model cannot tell, and the closest line is read after the rare
+    # kinds. One kind named (the 1.5B, sure of one kind of a handbook whose window held no
+    # answer): the closest line is a second opinion, read like a kind named.
+    model = ScriptedChatModel(replies=[_names_kinds_then_what_is_shown(every)], repeat_last=True)
     settings = PruneSettings(
         window_tokens=4096,
         max_chunk_tokens=1024,
@@ -152,39 +165,6 @@ async def test_when_the_model_names_every_kind_the_line_closest_in_meaning_is_re
     )
     refunds = [line for line in outcome.text.split("\n") if "Refunds are issued" in line]
     # With the ranker, the window around a refunds line is read and its lines kept; without
-    # it, only the two rare kinds (noise) are kept and read around.
+    # it, only the rare kinds named (noise) are kept and read around.
     assert bool(refunds) is meaning, outcome.text
     assert "Printer on floor three" in outcome.text  # the rare kinds named still stand
-
-
-def _names_one_kind_then_what_is_shown(messages: list[BaseMessage]) -> dict[str, Any]:
-    text = str(messages[-1].content)
-    if "one of each kind" in text:  # the shapes request: a model sure of one kind, wrongly
-        return {"content": "[PRUNE_OUTPUT_START]\n1\n[PRUNE_OUTPUT_END]"}
-    named = [line.split("| ", 1)[0].strip() for line in text.split("\n") if "Refunds" in line]
-    return {"content": "[PRUNE_OUTPUT_START]\n" + ", ".join(named) + "\n[PRUNE_OUTPUT_END]"}
-
-
-@pytest.mark.parametrize("meaning", [True, False])
-async def test_when_the_model_names_one_kind_the_line_closest_in_meaning_is_read_too(
-    meaning: bool,
-) -> None:
-    # The 1.5B named one kind of a handbook, whose window held no answer: the closest line
-    # in meaning is a second opinion, read like a kind named (not only when nothing else
-    # was kept).
-    model = ScriptedChatModel(replies=[_names_one_kind_then_what_is_shown], repeat_last=True)
-    settings = PruneSettings(
-        window_tokens=4096,
-        max_chunk_tokens=1024,
-        pack_windows=False,
-        prompt_style="small",
-        meaning=meaning,
-    )
-    outcome = await Pruner(model, settings).prune(
-        tool_name="read_file",
-        raw=_handbook_output(),
-        request=PruneRequest(focus="how do I get my money back"),
-        task_context="",
-    )
-    refunds = [line for line in outcome.text.split("\n") if "Refunds are issued" in line]
-    assert bool(refunds) is meaning, outcome.text
