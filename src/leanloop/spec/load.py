@@ -375,6 +375,9 @@ class _Builder:
             # The built-in tools need a folder, and the one the file sits in is what a
             # user who left the key out means (the working folder for text and data).
             workspace = resolve_workspace(".", self.base_dir)
+        if isinstance(values.get("answer_check"), bool):
+            # YAML reads an unquoted ``off`` as false (and ``on`` as true).
+            values["answer_check"] = "auto" if values["answer_check"] else "off"
         settings = {key: _convert(v, self.agent_types.get(key)) for key, v in values.items()}
         return AgentSpec(
             name=name,
