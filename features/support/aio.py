@@ -7,9 +7,10 @@ no real time, in the same order as on the real clock (ADR 0027).
 
 Limits of virtual time, which decide which steps may use it:
 
-* Work in a thread the loop does not know (a session store's connection thread) looks idle: a pending timer may
-  fire before the thread answers. ``run_in_executor`` futures are known, and make the
-  clock follow real time while they run; sync tools run that way (``tools/_worker.py``).
+* Work in a thread the loop does not know (a session store's connection thread) looks
+  idle: a pending timer may fire before the thread answers. ``run_in_executor`` futures
+  are known, and make the clock follow real time while they run; sync tools run that way
+  (``tools/_worker.py``).
 * Code that reads ``time.monotonic``/``time.perf_counter`` itself sees real time, not the
   loop's: the run's ``elapsed_s`` (``loop/driver.py``) does; the pruning pass, the main
   model's measured speed and the report's per-request and per-call seconds read the loop's.

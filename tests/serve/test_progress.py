@@ -60,7 +60,9 @@ def test_progress_is_sent_as_comments_that_clients_skip(client: TestClient) -> N
     text = ask(client)
     progress = comments(text)
     names = [event for event, _ in progress]
-    assert names == ["tool_start", "step"]
+    # The answer check's verdict comes last: the answer's value, found where it was read.
+    assert names == ["tool_start", "step", "answer_checked"]
+    assert progress[2][1]["verdict"] == "grounded"
     assert progress[0][1]["name"] == "look_up"
     assert "port" in progress[0][1]["input"]
     step = progress[1][1]
@@ -81,7 +83,11 @@ def test_progress_is_sent_as_comments_that_clients_skip(client: TestClient) -> N
 def test_the_opt_in_header_adds_progress_chunks(client: TestClient) -> None:
     events = chunks(ask(client, PROGRESS))
     progress = [c for c in events if "leanloop_progress" in c]
-    assert [c["leanloop_progress"]["event"] for c in progress] == ["tool_start", "step"]
+    assert [c["leanloop_progress"]["event"] for c in progress] == [
+        "tool_start",
+        "step",
+        "answer_checked",
+    ]
     assert progress[1]["leanloop_progress"]["calls"][0]["name"] == "look_up"
     for chunk in progress:
         # An empty delta: a client that ignores the key builds the same answer.
@@ -139,6 +145,6 @@ def test_the_openai_client_reads_progress_chunks_and_the_same_answer(
 
     assert text(plain) == text(opted) == "Found: port is 42"
     progress = [(c.model_extra or {}).get("leanloop_progress") for c in opted]
-    assert [p["event"] for p in progress if p] == ["tool_start", "step"]
+    assert [p["event"] for p in progress if p] == ["tool_start", "step", "answer_checked"]
     assert not any((c.model_extra or {}).get("leanloop_progress") for c in plain)
     assert (opted[-1].model_extra or {})["leanloop"]["stop_reason"] == "answer"

@@ -13,9 +13,10 @@ markers into the list) becomes the lines the request showed under those numbers,
 then go through the same verification as copied lines; an answer that copies lines is
 read as before. A number the request did not show names nothing, except that an answer
 whose numbers are none of those shown but each fits as a place in the request (``3``
-for a window of lines 21-24) is read as places: models count the lines they see; failing that, a number a shown line holds
-names that line, and a number of two digits or more that ends one shown number (``25``
-for line 125) names that line: the 1.5B drops leading digits.
+for a window of lines 21-24) is read as places: models count the lines they see. Failing
+that, a number a shown line holds names that line, and a number of two digits or more
+that ends one shown number (``25`` for line 125) names that line: the 1.5B drops leading
+digits.
 
 A small model also names the neighbour of the line it means (measured on the 0.5B: lines
 113-114 for an ``ERROR code=E777`` line at 112, the same answer twice). So a number is
