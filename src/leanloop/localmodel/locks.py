@@ -30,7 +30,7 @@ from leanloop.exceptions import LocalModelError
 if sys.platform != "win32":
     import fcntl
 
-__all__ = ["setup_lock", "try_lock", "unlock", "waiting_line"]
+__all__ = ["setup_lock", "try_lock", "unlock", "wait_for_setup", "waiting_line"]
 
 logger = logging.getLogger(__name__)
 
@@ -107,6 +107,32 @@ def setup_lock(path: Path, *, waiting: Callable[[str], None]) -> Iterator[None]:
             if held:
                 os.ftruncate(fd, 0)  # a later waiter never names this finished process
                 unlock(fd)
+    finally:
+        os.close(fd)
+
+
+def wait_for_setup(path: Path, *, waiting: Callable[[str], None]) -> None:
+    """Return once no setup holds ``path``, saying once whom it waits for.
+
+    A shared lock, taken and given back at once: starts never wait for each other (they
+    have the port's lock for that), only for a setup, which holds the lock exclusively.
+    Nothing is created: without the lock file no setup ever ran or runs.
+    """
+    if sys.platform == "win32":  # pragma: no cover - no flock on Windows
+        return
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError as exc:
+            if exc.errno not in _BUSY:
+                return  # a file system without locks: nothing to wait for
+            waiting(waiting_line(_read_pid(fd)))
+            fcntl.flock(fd, fcntl.LOCK_SH)
+        fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
         os.close(fd)
 

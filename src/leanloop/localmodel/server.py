@@ -38,7 +38,7 @@ from leanloop.localmodel.engine import (
     prebuilt_installed,
     unavailable_message,
 )
-from leanloop.localmodel.locks import setup_lock
+from leanloop.localmodel.locks import wait_for_setup
 from leanloop.localmodel.model import DEFAULT_MODEL, model_damage, model_for_file
 from leanloop.localmodel.paths import (
     DEFAULT_CTX_SIZE,
@@ -245,9 +245,9 @@ def start_server(
     opts = _merge(options, port=port, ctx_size=ctx_size)
     where = paths or cache_paths()
     # A start during a setup would read a half-written model or engine record: wait for
-    # the setup to finish (the lock is only passed through, never held while serving).
-    with setup_lock(where.setup_lock, waiting=waiting or logger.warning):
-        pass
+    # the setup to finish. A shared lock, so concurrent starts never wait for each other
+    # (nor say they do: the port's lock settles which of them runs).
+    wait_for_setup(where.setup_lock, waiting=waiting or logger.warning)
     engine = resolve_engine(opts, where)
     cmd = server_command(opts, where, engine=engine)
     model = Path(opts.model or where.model_file)
