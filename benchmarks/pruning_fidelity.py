@@ -16,8 +16,10 @@ measured is the tool message the main model got:
 The held-out cases (written before the pass was changed) are reported apart from the
 tuning cases, and the second held-out set (:mod:`benchmarks.fidelity_cases_round2`, written
 on 2026-12-07 once the first had been looked at while tuning) apart from both, as
-``held out 2``; ``--set`` picks one set (``all``: every case). ``--list`` prints each case's
-name, set, kind, focus kind, size and answering line numbers without starting a model.
+``held out 2``, and the third tuning set (:mod:`benchmarks.fidelity_cases_round3`, new
+shapes) as ``tuning 3``; ``--set`` picks one set (``all``: every case). ``--list`` prints
+each case's name, set, kind, focus kind, size and answering line numbers without starting a
+model.
 ``--json FILE`` writes every figure; ``--out FILE`` the Markdown table.
 """
 
@@ -44,6 +46,7 @@ from langchain_core.messages import BaseMessage
 
 from benchmarks.fidelity_cases import CASES, Case, check_case
 from benchmarks.fidelity_cases_round2 import CASES_ROUND2, check_round2
+from benchmarks.fidelity_cases_round3 import CASES_ROUND3, check_round3
 from benchmarks.local_server import free_port
 from leanloop.agent import LLMAgent
 from leanloop.events import EventRecorder
@@ -55,14 +58,22 @@ __all__ = ["CaseResult", "RequestLog", "main", "run_case"]
 WINDOW = 4_096
 _NUMBERED = re.compile(r"^\s*(\d+)\| ")
 _ROUND2 = frozenset(case.name for case in CASES_ROUND2)
+_ROUND3 = frozenset(case.name for case in CASES_ROUND3)
 # --set's choices and the label each set has in the tables, in the summary's order.
-_SETS = {"tuning": "tuning", "held-out": "held out", "held-out-2": "held out 2"}
+_SETS = {
+    "tuning": "tuning",
+    "held-out": "held out",
+    "held-out-2": "held out 2",
+    "tuning-3": "tuning 3",
+}
 
 
 def _set_of(name: str, held_out: bool) -> str:
     """The ``--set`` choice of a case (by its name and ``held_out`` flag)."""
     if name in _ROUND2:
         return "held-out-2"
+    if name in _ROUND3:
+        return "tuning-3"
     return "held-out" if held_out else "tuning"
 
 
@@ -89,10 +100,11 @@ class CaseResult:
 
 
 def _row(result: CaseResult) -> dict[str, Any]:
-    """A result for ``--json``: the second held-out set's rows also name their set."""
+    """A result for ``--json``: the rows of the second held-out set and of the third tuning
+    set also name their set."""
     row = asdict(result)
-    if result.case in _ROUND2:
-        row["set"] = _SETS["held-out-2"]
+    if result.case in _ROUND2 | _ROUND3:
+        row["set"] = _SETS[_set_of(result.case, result.held_out)]
     return row
 
 
@@ -298,7 +310,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the cases on each model and print the tables; exit 1 when a case is unsound."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--models", nargs="+", default=["qwen2.5-coder-0.5b"])
-    parser.add_argument("--set", choices=("all", "held-out", "held-out-2", "tuning"), default="all")
+    parser.add_argument("--set", choices=("all", *sorted(_SETS)), default="all")
     parser.add_argument("--cases", nargs="*", help="only these cases (by name)")
     parser.add_argument("--deadline", type=float, default=240.0)
     parser.add_argument("--json", type=Path)
@@ -313,12 +325,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         logging.getLogger("leanloop.pruning").setLevel(logging.DEBUG)
     problems = [p for case in CASES for p in check_case(case)]
     problems += [p for case in CASES_ROUND2 for p in check_round2(case)]
+    problems += [p for case in CASES_ROUND3 for p in check_round3(case)]
+    names = [case.name for case in (*CASES, *CASES_ROUND2, *CASES_ROUND3)]
+    problems += [
+        f"{name}: two cases of that name" for name in sorted(set(names)) if names.count(name) > 1
+    ]
     if problems:
         print("unsound cases:\n" + "\n".join(problems), file=sys.stderr)
         return 1
     cases = [
         c
-        for c in (*CASES, *CASES_ROUND2)
+        for c in (*CASES, *CASES_ROUND2, *CASES_ROUND3)
         if args.set in ("all", _set_of(c.name, c.held_out))
         and (not args.cases or c.name in args.cases)
     ]

@@ -134,9 +134,10 @@ def test_list_prints_the_second_set_without_a_model(capsys: pytest.CaptureFixtur
 def test_list_of_all_sets(capsys: pytest.CaptureFixture[str]) -> None:
     assert fidelity.main(["--list"]) == 0
     rows = capsys.readouterr().out.splitlines()[2:]
-    assert len(rows) == len(CASES) + len(CASES_ROUND2)
+    assert len(rows) == len(CASES) + len(CASES_ROUND2) + len(fidelity.CASES_ROUND3)
     labels = [row.split(" | ")[1] for row in rows]
     assert labels.count("held out 2") == 8
+    assert labels.count("tuning 3") == len(fidelity.CASES_ROUND3)
     assert labels.count("held out") == sum(c.held_out for c in CASES)
     assert labels.count("tuning") == sum(not c.held_out for c in CASES)
 
