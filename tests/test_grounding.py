@@ -146,3 +146,24 @@ def test_the_summary_names_the_lines() -> None:
     assert grounding.summary() == "'42' on inventory.json line 4"
     line = SourceLine("a.txt", 3, "x")
     assert line.shown() == "a.txt line 3: x"
+
+
+def test_the_pruning_passs_own_note_is_no_line_of_the_result() -> None:
+    # Its figures (400 lines, 25875 characters) are not what the tool returned.
+    pruned = (
+        "[PRUNE_INFO_START]\npruned from 25875 to 27 characters\n"
+        "lines 1-113, 247-400 not read (no focus word in them)\n[PRUNE_INFO_END]\n"
+        "[PRUNE_OUTPUT_START]\n  120| laptops in stock: 42\n[PRUNE_OUTPUT_END]"
+    )
+    lines = source_lines([("stock.log", pruned)])
+    assert [(line.number, line.text) for line in lines] == [(120, "laptops in stock: 42")]
+    grounding = check_answer("How many laptops are in stock?", "400 laptops.", lines)
+    assert grounding.unread == ("400",) and grounding.doubtful
+
+
+def test_a_file_read_twice_is_quoted_once() -> None:
+    lines = source_lines([INVENTORY, INVENTORY])
+    question = "How many laptops are in inventory.json?"
+    grounding = check_answer(question, "There are 35 laptops.", lines)
+    prompt = recheck_prompt(question, grounding, lines)
+    assert prompt is not None and prompt.count("inventory.json line 4:") == 1, prompt

@@ -49,6 +49,11 @@ _FOOTER: Final = re.compile(
     r"^\[(?:lines |PRUNE_|/?PRUNE|\d+/\d+ lines)|^\[[^\]]*(?:of|kept|unread)"
 )
 """Lines the tools or the pruning pass add around the data."""
+_INFO_START: Final = "[PRUNE_INFO_START]"
+_INFO_END: Final = "[PRUNE_INFO_END]"
+"""The pruning pass's own note on what it kept (``pruned from 45862 to 27 characters``,
+``1/400 lines kept; unread 1-116``): none of its lines is what the tool returned. A tool's
+output cannot forge the markers (the pruning pass escapes them)."""
 
 _NUMBER: Final = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)*(?![\w])")
 _NAME: Final = re.compile(r"\b[A-Z][a-z]+(?:[ -][A-Z][a-z]+)*\b")
@@ -180,8 +185,13 @@ def source_lines(results: Iterable[tuple[str, str]]) -> list[SourceLine]:
     """
     lines: list[SourceLine] = []
     for index, (source, text) in enumerate(results):
-        section = ""
+        section, note = "", False
         for place, raw in enumerate(text.splitlines(), 1):
+            if raw.strip() in (_INFO_START, _INFO_END):
+                note = raw.strip() == _INFO_START
+                continue
+            if note:
+                continue
             where, number, body = source, place, raw
             if (numbered := _NUMBERED.match(raw)) is not None:
                 number, body = int(numbered.group(1)), numbered.group(2)
@@ -246,7 +256,7 @@ def recheck_prompt(question: str, grounding: Grounding, lines: Sequence[SourceLi
         lead = f"Two lines of {grounding.mismatch.used.source}:"
         ask = "Answer in one sentence from the line that answers the question."
     else:
-        close = [line for line in lines if _score(line.text, line.section, asked) > 0]
+        close = [line for line in _distinct(lines) if _score(line.text, line.section, asked) > 0]
         close.sort(key=lambda line: -_score(line.text, line.section, asked))
         shown = sorted(close[:_CLOSEST], key=_place)
         if not shown:
@@ -278,6 +288,15 @@ def settle(first: Grounding, second: Grounding) -> bool:
     if first.mismatch is not None:
         return first.mismatch.value not in second.found
     return True
+
+
+def _distinct(lines: Sequence[SourceLine]) -> list[SourceLine]:
+    """``lines`` with each line of a source once: a file read twice (a prefetch, then the
+    model's own read of it) holds the same lines in two results."""
+    first: dict[tuple[str, int, str], SourceLine] = {}
+    for line in lines:
+        first.setdefault((line.source, line.number, line.text.strip()), line)
+    return list(first.values())
 
 
 def _place(line: SourceLine) -> tuple[int, int]:

@@ -8,6 +8,7 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from leanloop.loop.policies.answer_check import AnswerCheckConfig, tool_results
 from leanloop.loop.policies.hooks import AskAlone, Policies
 from leanloop.loop.profiles import DEFAULT, SMALL
+from leanloop.protocol import text_result_turn
 from leanloop.report import RunReport
 
 from .conftest import ViewMaker
@@ -97,3 +98,39 @@ def test_policies_hand_the_answer_to_the_check(make_view: ViewMaker) -> None:
     policy = AnswerCheckConfig().start()
     asked = Policies((policy,)).before_answer(view, "120")
     assert asked is not None and asked[0] is policy
+
+
+def test_a_text_mode_turn_is_one_result_per_block_named_by_its_written_call() -> None:
+    written = AIMessage(
+        '```tool\n{"name": "read_file", "arguments": {"path": "orders.json"}}\n```\n'
+        '```tool\n{"name": "read_file", "arguments": {"path": "inventory.json"}}\n```'
+    )
+    turn = text_result_turn(
+        f'<tool_result name="read_file">\n    1| {{"laptop_orders": 7}}\n</tool_result>\n\n'
+        f'<tool_result name="read_file">\n{INVENTORY}\n</tool_result>\n\n'
+        f"Answer my question in plain text using these results: {QUESTION}"
+    )
+    assert tool_results([HumanMessage(QUESTION), written, turn]) == [
+        ("orders.json", '    1| {"laptop_orders": 7}'),
+        ("inventory.json", INVENTORY),
+    ]
+    # Calls written in a form the check cannot read without the tools' parameters: the
+    # blocks keep their tool's name.
+    unread = AIMessage('read_file("orders.json")\nread_file("inventory.json")')
+    assert [source for source, _ in tool_results([unread, turn])] == ["read_file", "read_file"]
+
+
+def test_a_resumed_turns_reads_are_read_once(make_view: ViewMaker) -> None:
+    # The driver puts a resumed turn's stored steps into the history and keeps their
+    # results in resumed_reads too: the same messages.
+    report = RunReport()
+    view = make_view(
+        history=HISTORY,
+        question=QUESTION,
+        profile=SMALL,
+        report=report,
+        resumed_reads=HISTORY[-1:],
+    )
+    ask = AnswerCheckConfig().start().before_answer(view, "There are 35 laptops.")
+    assert isinstance(ask, AskAlone)
+    assert ask.prompt.count("inventory.json line 3:") == 1, ask.prompt

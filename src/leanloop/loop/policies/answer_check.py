@@ -19,7 +19,8 @@ text already shown could not be taken back.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import re
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar, Literal
 
@@ -35,7 +36,7 @@ from leanloop.grounding import (
 )
 from leanloop.loop.policies.hooks import AskAlone, Policy, StepView
 from leanloop.loop.profiles import SMALL, PromptProfile
-from leanloop.protocol import is_tool_result
+from leanloop.protocol import is_tool_result, parse_tool_calls
 
 __all__ = ["AnswerCheck", "AnswerCheckConfig", "tool_results"]
 
@@ -87,7 +88,10 @@ class AnswerCheck(Policy):
         mode = self.config.mode
         if mode == "off":
             return None
-        self._lines = source_lines(tool_results([*view.resumed_reads, *view.history]))
+        # The history holds every result the check may read: the earlier turns of a
+        # session, and the steps a resumed turn took before (``resumed_reads`` are those
+        # same messages: read twice, their lines would be quoted twice).
+        self._lines = source_lines(tool_results(view.history))
         first = check_answer(view.question, answer, self._lines)
         if not first.values or not self._lines:
             return None
@@ -140,16 +144,52 @@ class AnswerCheck(Policy):
 
 def tool_results(history: Sequence[BaseMessage]) -> list[tuple[str, str]]:
     """``(source, text)`` of each tool result in ``history``: a reader's result is named
-    by the file it read, any other by its tool."""
+    by the file it read, any other by its tool.
+
+    In text mode one user turn carries a round's results, one ``<tool_result>`` block per
+    call in the order of the calls written in the reply before it: each block is a result
+    of its own (the lines of two files are never compared as one result's), named by its
+    call; what the turn says around the blocks (an answer turn's request) is left out.
+    """
     sources = dict(_call_sources(history))
     results: list[tuple[str, str]] = []
+    written: list[str] = []
     for message in history:
+        if isinstance(message, AIMessage):
+            calls = [_source(call.get("args") or {}) for call in message.tool_calls]
+            written = calls or _written_sources(message.text)
         if not is_tool_result(message):
             continue
-        call_id = message.tool_call_id if isinstance(message, ToolMessage) else ""
-        name = message.name if isinstance(message, ToolMessage) else None
-        results.append((sources.get(call_id) or name or "a tool result", message.text))
+        if not isinstance(message, ToolMessage):
+            results.extend(_text_results(message.text, written))
+            continue
+        named = sources.get(message.tool_call_id) or message.name
+        results.append((named or "a tool result", message.text))
     return results
+
+
+_BLOCK = re.compile(r'^<tool_result name="([^"]*)">\n(.*?)\n</tool_result>$', re.M | re.S)
+"""One result of a text-mode turn (``format_tool_result``: a ``</tool_result>`` inside a
+result is escaped, so the first one at a line's start closes the block)."""
+
+
+def _text_results(text: str, written: Sequence[str]) -> list[tuple[str, str]]:
+    """The results of a text-mode turn, each named by its call when the calls were read."""
+    blocks = [(found.group(1), found.group(2)) for found in _BLOCK.finditer(text)]
+    if not blocks:  # a correction, or a turn built elsewhere: one result, as it is
+        return [("a tool result", text)]
+    if len(written) != len(blocks):
+        written = [""] * len(blocks)
+    return [(source or name, body) for (name, body), source in zip(blocks, written, strict=True)]
+
+
+def _written_sources(text: str) -> list[str]:
+    """What each call written in ``text`` reads (its file), in order; ``""`` when none."""
+    return [_source(call.args) for call in parse_tool_calls(text).calls]
+
+
+def _source(args: Mapping[str, object]) -> str:
+    return next((str(args[k]) for k in _PATH_ARGS if isinstance(args.get(k), str)), "")
 
 
 def _call_sources(history: Sequence[BaseMessage]) -> Iterator[tuple[str, str]]:
@@ -157,7 +197,6 @@ def _call_sources(history: Sequence[BaseMessage]) -> Iterator[tuple[str, str]]:
         if not isinstance(message, AIMessage):
             continue
         for call in message.tool_calls:
-            args = call.get("args") or {}
-            named = next((str(args[k]) for k in _PATH_ARGS if isinstance(args.get(k), str)), "")
+            named = _source(call.get("args") or {})
             if call.get("id"):
                 yield str(call["id"]), named or call["name"]
