@@ -23,7 +23,8 @@ from benchmarks.model_quality.tasks import QualityTask
 from leanloop.agent import LLMAgent
 from leanloop.cache_usage import prompt_usage
 from leanloop.localmodel import MODEL_ALIAS
-from leanloop.loop.guard import CallGuard
+from leanloop.loop.policies.hooks import CallDecision, PendingCall
+from leanloop.loop.policies.repeat_guard import RepeatGuard
 from leanloop.spec import load_specs_from_dict
 from leanloop.tools import workspace_tools
 
@@ -163,11 +164,9 @@ def agent_document(
     }
 
 
-class _NoGuard(CallGuard):
-    """A guard that never finds a repeat: every call runs, as before the guard existed."""
-
-    def check(self, name: str, args: Mapping[str, Any], *, step: int, meta: object = None) -> None:
-        return None
+async def _never_a_repeat(self: RepeatGuard, call: PendingCall) -> CallDecision:
+    """The repeat guard finding no repeat: every call runs, as before the guard existed."""
+    return None
 
 
 @contextlib.contextmanager
@@ -179,7 +178,7 @@ def help_switched_off() -> Iterator[None]:
     part of the tool registry's validation, which has no off switch.
     """
     with (
-        mock.patch("leanloop.loop.driver.CallGuard", _NoGuard),
+        mock.patch.object(RepeatGuard, "before_tool_call", _never_a_repeat),
         mock.patch("leanloop.tools.registry.repair_call", lambda *a, **k: None),
     ):
         yield

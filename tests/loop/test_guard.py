@@ -1,68 +1,65 @@
-"""Units of the identical-call guard: reruns of results the model can no longer read whole."""
+"""Units of the identical-call guard's pure pieces: its keys and its words.
+
+The rule (what a repeat is, reruns, rounds of repeats) is the repeat-guard policy's, tested
+alone through its hooks in ``tests/loop/policies/test_repeat_guard.py``.
+"""
 
 from __future__ import annotations
 
-from leanloop.loop.guard import MAX_RERUNS, CallGuard, Repeat, Rerun
+from pathlib import Path
+
+from leanloop.loop.guard import (
+    call_key,
+    no_room_reminder,
+    pruned_reminder,
+    reminder,
+    repeat_note,
+    rerun_note,
+    workspace_fingerprint,
+)
+from leanloop.pruning import PruneRequest
 
 ARGS = {"path": "logs/api-04.log"}
 
 
-def _ran(guard: CallGuard, step: int, fate: str) -> None:
-    guard.remember("read_file", ARGS, step=step, result="1| line", fate=lambda: fate)
+def test_two_calls_share_a_key_only_with_the_same_name_arguments_and_meta_arguments() -> None:
+    key = call_key("read_file", ARGS, PruneRequest(), None)
+
+    assert key == call_key("read_file", dict(ARGS), PruneRequest(), None)
+    assert key != call_key("read_file", ARGS, PruneRequest(prune=False), None)
+    assert key != call_key("read_file", ARGS, None, None)
+    assert key != call_key("search", ARGS, PruneRequest(), None)
 
 
-def test_a_pruned_then_trimmed_result_runs_again_then_is_a_repeat_that_says_why() -> None:
-    guard = CallGuard()
-    assert guard.check("read_file", ARGS, step=0) is None
-    _ran(guard, 0, "pruned")
-    fates = ["trimmed", "pruned"]  # shown whole, trimmed for room; pruned again
-    for step, fate in enumerate(fates[:MAX_RERUNS], start=1):
-        again = guard.check("read_file", ARGS, step=step)
-        assert isinstance(again, Rerun), again
-        _ran(guard, step, fate)
-    last = guard.check("read_file", ARGS, step=MAX_RERUNS + 1)
-    assert isinstance(last, Repeat)
-    assert "does not fit" in last.reminder and "offset and limit" in last.reminder
+def test_the_fingerprint_tells_a_changed_file_apart_and_ignores_paths_outside(
+    tmp_path: Path,
+) -> None:
+    fingerprint = workspace_fingerprint(tmp_path)
+    assert fingerprint is not None and workspace_fingerprint(None) is None
+    (tmp_path / "notes.txt").write_text("4711")
+    before = call_key("read_file", {"path": "notes.txt"}, None, fingerprint)
+
+    (tmp_path / "notes.txt").write_text("4711 and 9000")
+
+    assert call_key("read_file", {"path": "notes.txt"}, None, fingerprint) != before
+    assert fingerprint("read_file", {"path": "../outside.txt"}) is None
+    assert fingerprint("read_file", {"query": "x"}) is None
 
 
-def test_the_rerun_count_survives_the_result_being_remembered() -> None:
-    guard = CallGuard()
-    guard.check("read_file", ARGS, step=0)
-    _ran(guard, 0, "trimmed")
-    assert isinstance(guard.check("read_file", ARGS, step=1), Rerun)
-    _ran(guard, 1, "trimmed")
-    assert isinstance(guard.check("read_file", ARGS, step=2), Rerun)
-    _ran(guard, 2, "trimmed")
-    assert isinstance(guard.check("read_file", ARGS, step=3), Repeat)
+def test_the_reminders_say_what_became_of_the_earlier_result() -> None:
+    assert "(in this very reply)" in reminder(2, None)
+    assert reminder(1, "\n  \n1| line\n2| more").endswith(
+        "its result began: '1| line'. Do not call it again: answer from what you have, "
+        "or do something different."
+    )
+    assert "and it failed: 'error: boom'" in reminder(1, "error: boom", ok=False)
+    assert "it ended: '[lines 1-2 of 9]'" in reminder(1, "1| a\n[lines 1-2 of 9]\n", cut=True)
+    assert "…" in reminder(1, "x" * 500) and len(reminder(1, "x" * 500)) < 400
+    assert "output_prune=false" in pruned_reminder(3)
+    assert "does not fit in the context" in no_room_reminder(3)
 
 
-def test_opting_out_of_pruning_is_another_call_and_runs() -> None:
-    guard = CallGuard()
-    for step in range(MAX_RERUNS + 1):
-        guard.check("read_file", ARGS, step=step)
-        _ran(guard, step, "pruned")
-    assert guard.check("read_file", ARGS, step=9, meta=("no-prune",)) is None
-
-
-def test_a_kept_result_is_a_repeat_at_once() -> None:
-    guard = CallGuard()
-    guard.check("read_file", ARGS, step=0)
-    _ran(guard, 0, "kept")
-    repeat = guard.check("read_file", ARGS, step=1)
-    assert isinstance(repeat, Repeat) and "its result began" in repeat.reminder
-
-
-def test_without_pruned_reruns_a_pruned_result_is_a_repeat_pointing_at_the_extract() -> None:
-    guard = CallGuard(rerun_pruned=False)
-    guard.check("read_file", ARGS, step=0)
-    _ran(guard, 0, "pruned")
-    repeat = guard.check("read_file", ARGS, step=1)
-    assert isinstance(repeat, Repeat) and "output_prune=false" in repeat.reminder
-    assert guard.check("read_file", ARGS, step=2, meta=("no-prune",)) is None
-
-
-def test_without_pruned_reruns_a_trimmed_result_still_runs_again() -> None:
-    guard = CallGuard(rerun_pruned=False)
-    guard.check("read_file", ARGS, step=0)
-    _ran(guard, 0, "trimmed")
-    assert isinstance(guard.check("read_file", ARGS, step=1), Rerun)
+def test_the_report_lines_of_a_repeat_and_a_rerun() -> None:
+    assert repeat_note(4) == "repeat of the call at step 4; not run"
+    rerun = "ran again: the result of the same call at step 1 was trimmed"
+    assert rerun_note(1, "trimmed") == rerun

@@ -10,8 +10,10 @@
   the policies read;
 - :mod:`~leanloop.loop.streaming` — a reply's text passed on as it streams;
 - :mod:`~leanloop.loop.policies` — the policies, one a module, at typed hooks (ADR 0034);
-- :mod:`~leanloop.loop.tool_round` — one round of tool calls: guard, run, cap, prune;
-- :mod:`~leanloop.loop.guard` — the identical-call guard;
+- :mod:`~leanloop.loop.tool_round` — one round of tool calls: ask the policies, run,
+  cap, prune;
+- :mod:`~leanloop.loop.guard` — the identical-call guard's words and keys (its rule is
+  the policy :mod:`~leanloop.loop.policies.repeat_guard`);
 - :mod:`~leanloop.loop.prefetch` — files the request names, looked up once per run;
 - :mod:`~leanloop.loop.profiles` and :mod:`~leanloop.loop.prompts` — the wording the
   loop adds for a model family (guidance, answer turns, the final-answer prompt).

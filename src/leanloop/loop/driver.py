@@ -10,9 +10,10 @@ Only this module knows the order of things, and it owns the run's state
 values. The budget is spoken to once before a request (:meth:`RunBudget.prepare_step`)
 and once after the reply (:meth:`RunBudget.observe`), the tool round once per round
 (:meth:`ToolRunner.round`) (ADR 0028). The policies (prefetch, the cut-stream retry, the
-text-mode fallback, the synthesis flow, the answer after repeats, ``read_file`` paging)
-are asked at fixed, typed hooks in the order :class:`AgentLoop` lists them, and answer
-with values the driver applies (:mod:`leanloop.loop.policies`, ADR 0034).
+text-mode fallback, the synthesis flow, the repeat guard, the answer after repeats,
+``read_file`` paging, the answer check) are asked at fixed, typed hooks in the order
+:class:`AgentLoop` lists them, and answer with values the driver applies
+(:mod:`leanloop.loop.policies`, ADR 0034).
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ from leanloop.loop.policies.hooks import (
 )
 from leanloop.loop.policies.prefetch import PrefetchConfig
 from leanloop.loop.policies.read_paging import ReadPagingConfig
+from leanloop.loop.policies.repeat_guard import RepeatGuardConfig
 from leanloop.loop.policies.synthesis import SynthesisConfig
 from leanloop.loop.policies.text_fallback import TextFallbackConfig
 from leanloop.loop.prefetch import request_paths
@@ -101,6 +103,7 @@ class AgentLoop:
             CutStreamConfig(),
             TextFallbackConfig(spec.tool_mode),
             SynthesisConfig(),
+            RepeatGuardConfig(max_repeats=spec.max_repeated_calls, workspace=spec.workspace),
             AnswerAfterRepeatsConfig(),
             ReadPagingConfig(),
             self._answer_check,
@@ -272,6 +275,7 @@ class AgentLoop:
                 room_chars=limits.room,
                 protocol=run.protocol,
                 profile=run.profile,
+                view=view(run),
                 prefetch=True,
             )
 
@@ -297,6 +301,7 @@ class AgentLoop:
                 room_chars=limits.room,
                 protocol=run.protocol,
                 profile=run.profile,
+                view=view(run),
             )
             run.tools_ran = True
         messages = done.messages

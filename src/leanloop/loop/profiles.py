@@ -45,7 +45,8 @@ class PromptProfile:
     the embedded model's chat template does in native mode; "" for neither."""
     rerun_pruned: bool = True
     """Whether the same call as one whose result was pruned runs again unpruned (the
-    identical-call guard's :attr:`~leanloop.loop.guard.CallGuard.rerun_pruned`)."""
+    repeat guard's
+    :attr:`~leanloop.loop.policies.repeat_guard.RepeatGuardConfig.rerun_pruned`)."""
     answer_after_repeats: str = ""
     """When the identical-call guard stops the model (``max_repeated_calls`` rounds of
     repeats) while a result of the run is still whole in view: the prompt of one request

@@ -2,8 +2,8 @@
 
 :class:`RunState` lives only as long as the run. The pieces the loop speaks to keep their
 own state: the budget (:class:`~leanloop.budget.run.RunBudget`: plan, estimate, trimmed
-view, limits), the tool round (:class:`~leanloop.loop.tool_round.ToolRunner`: the guard,
-the pruner, the rounds of repeats), streaming (:class:`~leanloop.loop.streaming.Stream`)
+view, limits), the tool round (:class:`~leanloop.loop.tool_round.ToolRunner`: the
+pruner, the rounds of repeats), streaming (:class:`~leanloop.loop.streaming.Stream`)
 and each policy (:mod:`leanloop.loop.policies`, ADR 0034).
 """
 

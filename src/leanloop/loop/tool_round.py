@@ -1,12 +1,15 @@
-"""Run the calls of one reply: strip meta-arguments, run, prune, cap, record.
+"""Run the calls of one reply: strip meta-arguments, ask the policies, run, prune, cap, record.
 
 Each call goes through the same funnel: the pruning meta-arguments are split off (no tool
-ever receives them); the registry runs the tool within the agent's ``tool_timeout``
-(failures and timeouts become one-line messages, the registry-wide cap applies); a
-prunable result may go through the LLM extraction pass; the plan's per-result cap keeps
-any one result from swamping the window. Calls of one reply run concurrently, at most
-``max_parallel_tools`` of them. What a tool told besides its result (notes, an
-``agent:NAME`` call's sub-run report) goes on the call's record.
+ever receives them); the run's policies are asked about the call before it runs
+(:meth:`~leanloop.loop.policies.hooks.Policy.before_tool_call`: the repeat guard answers
+a repeat from memory), every call of the reply in order before any runs; the registry
+runs the tool within the agent's ``tool_timeout`` (failures and timeouts become one-line
+messages, the registry-wide cap applies); a prunable result may go through the LLM
+extraction pass; the plan's per-result cap keeps any one result from swamping the
+window. Calls of one reply run concurrently, at most ``max_parallel_tools`` of them. What
+a tool told besides its result (notes, an ``agent:NAME`` call's sub-run report) goes on
+the call's record.
 
 The reserved pruning markers are escaped in every result before the main model reads it
 (a pruned result keeps only its own frame), so a tool output cannot forge an INFO block
@@ -29,8 +32,15 @@ from leanloop import events
 from leanloop.budget import parse_overflow
 from leanloop.budget.server_tokens import default_token_counter, tokenize_root
 from leanloop.loop import prompts
-from leanloop.loop.guard import CallGuard, Repeat, Rerun, workspace_fingerprint
-from leanloop.loop.policies.hooks import CallView, Policies, Round
+from leanloop.loop.policies.hooks import (
+    AnswerCall,
+    CallView,
+    PendingCall,
+    Policies,
+    Round,
+    StepView,
+    ToolResult,
+)
 from leanloop.loop.profiles import PromptProfile, pick_profile
 from leanloop.protocol import ToolProtocol
 from leanloop.pruning import (
@@ -80,6 +90,8 @@ class CallResult:
     repeated: bool = False
     pruned: bool = False
     """Whether ``text`` is a pruned result (see :func:`mark_results`)."""
+    answered: bool = False
+    """Whether a policy answered the call instead of running it (``text`` is no data)."""
 
 
 def mark_results(
@@ -97,22 +109,33 @@ def mark_results(
 
 
 @dataclass(frozen=True)
-class _Ran:
-    """One call after its tool ran (or the guard answered for it), before pruning."""
+class _Decided:
+    """One call after the policies were asked about it, before it runs."""
 
     call: ToolCall
-    args: dict[str, Any]
-    """The tool's own arguments (meta-arguments split off)."""
-    request: PruneRequest
-    meta: PruneRequest | None
-    """What the guard keys the call's meta-arguments by (``None``: pruning is off)."""
-    repeat: Repeat | None = None
-    rerun: Rerun | None = None
+    asked: PendingCall
+    """The call as the model made it (meta-arguments split off)."""
+    pending: PendingCall
+    """The call as the policies let it run (edited, with their notes)."""
+    answer: AnswerCall | None = None
+    """What the model gets instead of a result when a policy answered the call."""
+
+    @property
+    def request(self) -> PruneRequest:
+        """What pruning is asked to do with the result (pruning off: the defaults)."""
+        return self.pending.meta if self.pending.meta is not None else PruneRequest()
+
+
+@dataclass(frozen=True)
+class _Ran:
+    """One call after its tool ran (or a policy answered for it), before pruning."""
+
+    decided: _Decided
     outcome: ToolOutcome | None = None
-    """The tool's outcome; ``None`` for a repeat the guard answered."""
+    """The tool's outcome; ``None`` for a call a policy answered."""
     seconds: float = 0.0
     """The tool's own run time (the pages read on for the pruning pass too), on the
-    event loop's clock; 0 for a repeat."""
+    event loop's clock; 0 for an answered call."""
 
 
 KEPT_WHOLE_NOTE = "kept whole: the round's results fit the request (pruning_trigger: budget)"
@@ -189,16 +212,14 @@ class ToolRunner:
         pruner: Pruner | None,
         report: RunReport,
         config: RunnableConfig,
-        guard: CallGuard | None = None,
         question: str = "",
         named: Callable[[], list[str]] | None = None,
         repair_paths: bool | None = None,
         policies: Policies | None = None,
     ) -> None:
-        self.guard = guard
         self.policies = policies or Policies()
-        """The run's policies, asked after each call ran, before pruning
-        (:meth:`~leanloop.loop.policies.hooks.Policy.after_tool_call`)."""
+        """The run's policies, asked about each call (the tool-call hooks of
+        :class:`~leanloop.loop.policies.hooks.Policy`) and at the end of each round."""
         self.question = question
         self.request_names = file_like_words(question)
         """The request's words that look like file names (a reader's missing name)."""
@@ -209,9 +230,9 @@ class ToolRunner:
         """Whether the workspace tools read the one path the request names instead of a
         missing one (handed to them with each call); ``None``: each tool's own setting."""
         self.repeat_rounds: set[int] = set()
-        """Ids of the replies and results of rounds made only of repeated calls: the
-        final-answer request leaves them out, since a model's own repeats prime more
-        repeats."""
+        """Ids of the replies and results of rounds made only of repeated calls (a policy
+        answered each as a repeat): the final-answer request leaves them out, since a
+        model's own repeats prime more repeats."""
         self.spec = spec
         self.registry = registry
         self.pruner = pruner
@@ -235,7 +256,7 @@ class ToolRunner:
         named: Callable[[], list[str]] | None = None,
         policies: Policies | None = None,
     ) -> ToolRunner:
-        """The runner of one run, with its own guard and pruner (their state is the run's).
+        """The runner of one run, with its own pruner (its state is the run's).
 
         ``pruning`` is the pruning model as the run sends it and the window it plans for.
         Path repair is the agent's ``repair_paths`` when set, else what the run's
@@ -247,18 +268,12 @@ class ToolRunner:
         if pruning is not None:
             model, window = pruning
             pruner = make_pruner(spec, model, window_tokens=window, chars_per_token=chars_per_token)
-        guard = CallGuard(
-            max_repeats=spec.max_repeated_calls,
-            fingerprint=workspace_fingerprint(spec.workspace),
-            rerun_pruned=profile.rerun_pruned,
-        )
         return cls(
             spec=spec,
             registry=registry,
             pruner=pruner,
             report=report,
             config=config,
-            guard=guard,
             question=question,
             named=named,
             repair_paths=profile.repair_paths if spec.repair_paths is None else spec.repair_paths,
@@ -275,15 +290,24 @@ class ToolRunner:
         room_chars: int | None,
         protocol: ToolProtocol,
         profile: PromptProfile,
+        view: StepView,
         prefetch: bool = False,
     ) -> Round:
-        """Run ``calls`` and carry their results back as messages; tell the guard.
+        """Run ``calls`` and carry their results back as messages; count the repeats.
 
+        ``view`` is the run as the round begins, for the policies asked about each call.
         A prefetch round (the reads before the first request) is not a round of the
-        model's: the guard's count of rounds leaves it out.
+        model's: the policies are not asked at its end
+        (:meth:`~leanloop.loop.policies.hooks.Policy.end_round`), and its repeats are not
+        counted.
         """
         results = await self.run(
-            calls, step=step, history=history, result_cap=result_cap, room_chars=room_chars
+            calls,
+            step=step,
+            history=history,
+            result_cap=result_cap,
+            room_chars=room_chars,
+            view=view,
         )
         messages = result_messages(
             protocol,
@@ -294,14 +318,14 @@ class ToolRunner:
             step=step,
             question=self.question,
         )
-        if prefetch or self.guard is None:
+        if prefetch:
             return Round(messages, exhausted=False)
         repeated = sum(r.repeated for r in results)
-        self.guard.end_round(repeated=repeated, ran=len(results) - repeated)
         if repeated == len(results):
             self.repeat_rounds.update(id(m) for m in (history[-1], *messages))
-        self.report.repeated_calls = self.guard.total_repeats
-        return Round(messages, exhausted=self.guard.exhausted)
+        self.report.repeated_calls += repeated
+        done = Round(messages, exhausted=False, repeated=repeated, calls=len(results))
+        return self.policies.end_round(done)
 
     async def run(
         self,
@@ -310,14 +334,18 @@ class ToolRunner:
         step: int,
         history: Sequence[BaseMessage],
         result_cap: int,
+        view: StepView,
         room_chars: int | None = None,
     ) -> list[CallResult]:
         """Run ``calls`` (the first ``max_parallel_tools``), in order of the calls.
 
-        The tools run first, all of them; then the pruning trigger picks which results go
-        through the pass (:func:`leanloop.pruning.trigger.pick_pruned`), with
-        ``room_chars`` the characters the next request has left for this round's results
-        (``None``: unknown, so nothing is taken to fit).
+        The policies are asked about every call first, in the order of the calls, before
+        any runs: a call one policy claims (the repeat guard) is known when the next is
+        asked, so an identical twin in the same reply is a repeat although the calls run
+        concurrently. The tools run next, all of them; then the pruning trigger picks
+        which results go through the pass (:func:`leanloop.pruning.trigger.pick_pruned`),
+        with ``room_chars`` the characters the next request has left for this round's
+        results (``None``: unknown, so nothing is taken to fit).
         """
         limit = self.spec.max_parallel_tools
         accepted, dropped = list(calls[:limit]), list(calls[limit:])
@@ -331,7 +359,8 @@ class ToolRunner:
                 question = question_about_file(question, path, named)
             return task_context_from(history, question=question)
 
-        ran = await asyncio.gather(*(self._execute(call, step=step) for call in accepted))
+        decided = [await self._decide(call, step=step, view=view) for call in accepted]
+        ran = await asyncio.gather(*(self._execute(d, step=step) for d in decided))
         chosen, prunable = self._choose(ran, cap=result_cap, room_chars=room_chars)
         # Under the budget trigger a result the pass could have pruned may be kept whole.
         kept = prunable - chosen if self.trigger == "budget" else frozenset()
@@ -354,25 +383,34 @@ class ToolRunner:
             )
         return results
 
-    async def _execute(self, call: ToolCall, *, step: int) -> _Ran:
-        """Strip the meta-arguments, ask the guard, and run the tool unless it repeats."""
+    async def _decide(self, call: ToolCall, *, step: int, view: StepView) -> _Decided:
+        """Strip the meta-arguments and ask the policies whether and how the call runs."""
         if self.pruner is not None:
-            args, request = split_meta_arguments(call["args"])
+            args, meta = split_meta_arguments(call["args"])
         else:  # pruning off changes nothing: a stray meta-argument is the registry's to drop
-            args, request = dict(call["args"]), PruneRequest()
-        meta = request if self.pruner is not None else None
-        repeat = self.guard.check(call["name"], args, step=step, meta=meta) if self.guard else None
-        rerun = repeat if isinstance(repeat, Rerun) else None
-        if rerun is not None and rerun.unpruned:
-            request = PruneRequest(prune=False)
-        if isinstance(repeat, Repeat):
-            return _Ran(call, args, request, meta, repeat=repeat)
+            args, meta = dict(call["args"]), None
+        asked = PendingCall(
+            name=call["name"], args=args, meta=meta, call_id=call.get("id"), step=step, run=view
+        )
+        pending, answer = await self.policies.before_tool_call(asked)
+        if answer is not None and not isinstance(answer, AnswerCall):
+            # PauseCall: reserved for the approval of tool calls, which no policy gives yet.
+            where = f"{pending.name} (id {pending.call_id})"
+            raise NotImplementedError(f"pausing before the call {where}: {answer.reason}")
+        return _Decided(call, asked, pending, answer)
+
+    async def _execute(self, decided: _Decided, *, step: int) -> _Ran:
+        """Run the tool of a call the policies let run; an answered call does not run."""
+        if decided.answer is not None:
+            return _Ran(decided)
+        pending, request = decided.pending, decided.request
+        args = dict(pending.args)
         # Each call's own time: the calls of a round run together, so the round's time
         # would give every call the slowest one's (ADR 0027: the loop's clock).
         clock = asyncio.get_running_loop()
         started = clock.time()
         outcome = await self.registry.run(
-            call["name"],
+            pending.name,
             args,
             time_limit=self.spec.tool_timeout,
             request_paths=self.named,
@@ -395,7 +433,7 @@ class ToolRunner:
             self.report.events.append(
                 f"step {step}: {outcome.name} timed out after {timeout:g} s; not retried"
             )
-        return _Ran(call, args, request, meta, rerun=rerun, outcome=outcome, seconds=seconds)
+        return _Ran(decided, outcome=outcome, seconds=seconds)
 
     async def _call_tool(self, name: str, args: dict[str, object]) -> ToolOutcome:
         """One more call of ``name`` for a policy, as this round runs its own calls."""
@@ -415,19 +453,19 @@ class ToolRunner:
             return frozenset(), frozenset()
         candidates = []
         for r in ran:
-            out = r.outcome
-            size = len(out.text) if out is not None else len(r.repeat.reminder if r.repeat else "")
+            out, answer, request = r.outcome, r.decided.answer, r.decided.request
+            size = len(out.text) if out is not None else len(answer.content if answer else "")
             prunable = (
                 out is not None
                 and out.ok
                 and out.name in self.prunable  # the tool that really ran (a repaired name)
-                and self.pruner.skip_reason(out.text, r.request) is None
+                and self.pruner.skip_reason(out.text, request) is None
             )
             candidates.append(
                 Candidate(
                     chars=size if prunable else min(size, cap),
                     prunable=prunable,
-                    asked=r.request.focus is not None,
+                    asked=request.focus is not None,
                     over_cap=size > cap,
                 )
             )
@@ -446,32 +484,35 @@ class ToolRunner:
         kept: bool,
     ) -> tuple[CallResult, ToolCallRecord]:
         """Prune (when chosen), escape, cap and record one call's result."""
-        call, args, meta = ran.call, ran.args, ran.meta
-        if ran.repeat is not None:
-            repeat = ran.repeat
+        call, pending = ran.decided.call, ran.decided.pending
+        if ran.decided.answer is not None:
+            answer = ran.decided.answer
+            repeated = answer.repeat_of is not None
             record = ToolCallRecord(
                 step=step,
-                name=call["name"],
-                args=args,
-                chars_out=len(repeat.reminder),
+                name=pending.name,
+                args=dict(pending.args),
+                chars_out=len(answer.content),
                 chars_raw=0,
-                repeated=True,
-                notes=[f"repeat of the call at step {repeat.step}; not run"],
-                result_preview=result_preview(repeat.reminder),  # what the model got instead
+                repeated=repeated,
+                notes=[answer.note],
+                result_preview=result_preview(answer.content),  # what the model got instead
             )
-            return CallResult(call, repeat.reminder, ok=True, repeated=True), record
-        outcome, rerun = ran.outcome, ran.rerun
-        assert outcome is not None  # a call the guard let through ran
-        notes = [*outcome.notes, *([rerun.note] if rerun else [])]
+            result = CallResult(call, answer.content, ok=True, repeated=repeated, answered=True)
+            return result, record
+        outcome = ran.outcome
+        assert outcome is not None  # a call no policy answered ran
+        notes = [*outcome.notes, *pending.notes]
         text, pruned, seconds = outcome.text, False, ran.seconds
+        args = dict(pending.args)
         if prune:
-            task = context(ran.args)
-            path = ran.args.get("path")
+            task = context(args)
+            path = args.get("path")
             subject = path if isinstance(path, str) else None
             clock = asyncio.get_running_loop()
             started = clock.time()
             text, pruned = await self._prune(
-                outcome.name, text, ran.request, task, step, subject=subject
+                outcome.name, text, ran.decided.request, task, step, subject=subject
             )
             # The pass is part of the call's cost: its result waited for it.
             seconds += clock.time() - started
@@ -504,16 +545,8 @@ class ToolRunner:
             seconds=round(seconds, 3),
             result_preview=result_preview(capped),
         )
-        if self.guard is not None:
-            self.guard.remember(
-                call["name"],
-                args,
-                step=step,
-                result=capped,
-                ok=outcome.ok,
-                meta=meta,
-                fate=lambda: record.fate,
-            )
+        # What the model will read, to the policies that remember calls (the repeat guard).
+        self.policies.after_tool_result(ran.decided.asked, ToolResult(capped, outcome.ok, record))
         return CallResult(call, capped, outcome.ok, pruned=pruned), record
 
     async def _prune(
@@ -596,7 +629,7 @@ def result_messages(
     # Pruned results are known by this mark, never by their text (tool output may forge it).
     messages = mark_results(messages, results)
     # Which messages carry data, for a later process of this turn (a resume).
-    read = [r.ok and not r.repeated for r in results]
+    read = [r.ok and not (r.repeated or r.answered) for r in results]
     flags = read if len(messages) == len(read) else [any(read)] * len(messages)
     messages = [
         m.model_copy(update={"additional_kwargs": {**m.additional_kwargs, READ: True}})

@@ -11,19 +11,26 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolCall
 from leanloop.budget.run import Prepared
 from leanloop.loop.policies.hooks import (
     AddTurn,
+    AnswerCall,
     Attempt,
+    CallDecision,
     CallRunner,
+    EditCall,
     FinalRequest,
+    PauseCall,
+    PendingCall,
     Policies,
     Policy,
     Recovery,
     RequestShape,
     Resend,
     Round,
+    RunCall,
     StepView,
     SwitchToText,
     error_line,
 )
+from leanloop.pruning import PruneRequest
 from leanloop.report import StopReason
 
 ViewMaker = Callable[..., StepView]
@@ -105,6 +112,74 @@ def test_where_a_hook_shapes_a_value_each_policy_has_its_say(make_view: ViewMake
 
     assert two.shape_request(view, shape) == shape  # flipped twice
     assert two.at_end(view, "answer") == "budget_exhausted"  # answer → no_answer → budget
+
+
+class Decides(Policy):
+    """Answers ``before_tool_call`` with ``decision``, and remembers the calls it saw."""
+
+    def __init__(self, decision: CallDecision) -> None:
+        self.decision = decision
+        self.seen: list[PendingCall] = []
+
+    async def before_tool_call(self, call: PendingCall) -> CallDecision:
+        self.seen.append(call)
+        return self.decision
+
+
+def _pending(view: StepView) -> PendingCall:
+    return PendingCall(
+        name="read_file",
+        args={"path": "a.txt"},
+        meta=PruneRequest(),
+        call_id="call-1",
+        step=1,
+        run=view,
+    )
+
+
+async def test_before_a_call_runs_edits_fold_and_the_first_answer_decides(
+    make_view: ViewMaker,
+) -> None:
+    call = _pending(make_view())
+    edit = Decides(EditCall(args={"path": "b.txt"}, note="edited"))
+    run = Decides(RunCall(note="checked"))
+    answer = Decides(AnswerCall("not run", note="answered"))
+    later = Decides(PauseCall("never asked"))
+    policies = Policies((Quiet(), edit, Decides(None), run, answer, later))
+
+    pending, decided = await policies.before_tool_call(call)
+
+    assert decided == AnswerCall("not run", note="answered")
+    assert run.seen[0].args == {"path": "b.txt"}  # the edited call is what later ones see
+    assert run.seen[0].meta == PruneRequest()  # left as it was where the edit said nothing
+    assert pending.notes == ("edited", "checked") and pending.args == {"path": "b.txt"}
+    assert later.seen == []
+
+
+async def test_a_call_no_policy_stops_runs_as_the_policies_left_it(make_view: ViewMaker) -> None:
+    call = _pending(make_view())
+    unpruned = Decides(EditCall(meta=PruneRequest(prune=False)))
+
+    assert await Policies((Quiet(),)).before_tool_call(call) == (call, None)
+    pending, decided = await Policies((unpruned,)).before_tool_call(call)
+    assert decided is None and pending == replace(call, meta=PruneRequest(prune=False))
+    after = Decides(None)
+    pause = await Policies((Decides(PauseCall("approve?")), after)).before_tool_call(call)
+    assert pause == (call, PauseCall("approve?")) and after.seen == []
+
+
+class Stuck(Policy):
+    """Says at the end of every round that the model is stuck."""
+
+    def end_round(self, done: Round) -> Round:
+        return replace(done, exhausted=True)
+
+
+def test_the_end_of_a_round_folds_and_quiet_policies_leave_it() -> None:
+    done = Round([], repeated=1, calls=1)
+
+    assert Policies((Quiet(),)).end_round(done) is done
+    assert Policies((Quiet(), Stuck())).end_round(done) == replace(done, exhausted=True)
 
 
 def test_a_view_adds_event_lines_for_the_request_at_hand(make_view: ViewMaker) -> None:

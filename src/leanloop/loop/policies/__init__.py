@@ -12,6 +12,8 @@ applies.
 - :mod:`~leanloop.loop.policies.text_fallback` — a refusal of native tools → text mode;
 - :mod:`~leanloop.loop.policies.synthesis` — the budget is spent: one more round, then
   the final request;
+- :mod:`~leanloop.loop.policies.repeat_guard` — a repeated call is answered from memory
+  with a reminder, not run again (in the tool round, before each call);
 - :mod:`~leanloop.loop.policies.answer_after_repeats` — the guard stopped the model: one
   request for the answer from what was read;
 - :mod:`~leanloop.loop.policies.read_paging` — a prunable ``read_file`` page is read on
@@ -32,6 +34,7 @@ from leanloop.loop.policies.cut_stream import CutStreamConfig, CutStreamError
 from leanloop.loop.policies.hooks import Policies, Policy, PolicyConfig, StepView
 from leanloop.loop.policies.prefetch import PrefetchConfig
 from leanloop.loop.policies.read_paging import ReadPagingConfig
+from leanloop.loop.policies.repeat_guard import RepeatGuardConfig
 from leanloop.loop.policies.synthesis import SynthesisConfig
 from leanloop.loop.policies.text_fallback import TextFallbackConfig
 
@@ -45,6 +48,7 @@ __all__ = [
     "PolicyConfig",
     "PrefetchConfig",
     "ReadPagingConfig",
+    "RepeatGuardConfig",
     "StepView",
     "SynthesisConfig",
     "TextFallbackConfig",

@@ -2,10 +2,10 @@
 
 A policy is one rule of the run that is not the order of things: send a cut stream again,
 fall back to text mode, start the synthesis flow, ask for the answer after repeats, read
-the files the request names first, read a file on past its first page. The driver owns
-the run's state and asks its policies at fixed points, in order; each hook has its own
-argument and return types (ADR 0028 rejected one general hook as ``Any`` in, ``Any``
-out):
+the files the request names first, read a file on past its first page, answer a repeated
+call from memory. The driver owns the run's state and asks its policies at fixed points,
+in order; each hook has its own argument and return types (ADR 0028 rejected one general
+hook as ``Any`` in, ``Any`` out):
 
 ========================  =====================================  ==========================
 hook                      reads                                  gives back
@@ -14,7 +14,10 @@ hook                      reads                                  gives back
 ``shape_request``         the view, the request's shape          the shape (folded)
 ``before_request``        the view, the prepared request         add a turn, end, or nothing
 ``after_error``           the view, the error, the attempt       a recovery, or nothing
+``before_tool_call``      the call about to run (with the view)  run, edit, answer, or pause
 ``after_tool_call``       the call, its outcome, a tool caller   the outcome (folded)
+``after_tool_result``     the call, its result (pruned, capped)  nothing (a policy notes it)
+``end_round``             the round of calls done                the round (folded)
 ``after_round``           the view, the round done               the final request, or nothing
 ``at_end``                the view, the stop reason              the stop reason (folded)
 ``before_answer``         the view, the answer                   one request alone, or nothing
@@ -25,12 +28,20 @@ A policy never holds the run's state: it reads a :class:`StepView` and answers w
 value from a closed set; the driver applies it. What a policy keeps from one step to the
 next (whether the synthesis flow started) lives on the policy object of that run, which
 its frozen config makes fresh for each run (:meth:`PolicyConfig.start`).
+
+The tool-call hooks run in the tool round, for each call of a reply (and of the opening
+step): ``before_tool_call`` for every call of the reply in the order of the calls, before
+any of them runs (a call one policy claims is known when the next call is asked, so two
+identical calls in one reply are told apart, although the calls then run concurrently);
+``after_tool_call`` once a call ran, before pruning; ``after_tool_result`` once its result
+is what the model will read (pruned, capped, recorded); ``end_round`` once the round of
+the model's calls is done, before the driver asks ``after_round``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import ClassVar, Literal, Protocol, TypeVar
 
 from langchain_core.messages import BaseMessage, ToolCall
@@ -40,16 +51,22 @@ from leanloop.budget.plan import ContextPlan
 from leanloop.budget.run import Prepared
 from leanloop.loop.profiles import PromptProfile
 from leanloop.protocol import Mode
-from leanloop.report import RunReport, StopReason
+from leanloop.pruning import PruneRequest
+from leanloop.report import RunReport, StopReason, ToolCallRecord
 from leanloop.tools.registry import ToolOutcome
 
 __all__ = [
     "AddTurn",
+    "AnswerCall",
     "AskAlone",
     "Attempt",
+    "CallDecision",
     "CallRunner",
     "CallView",
+    "EditCall",
     "FinalRequest",
+    "PauseCall",
+    "PendingCall",
     "Policies",
     "Policy",
     "PolicyConfig",
@@ -58,9 +75,11 @@ __all__ = [
     "RequestShape",
     "Resend",
     "Round",
+    "RunCall",
     "StepView",
     "SwitchToText",
     "ToolCaller",
+    "ToolResult",
     "error_line",
 ]
 
@@ -71,8 +90,14 @@ class Round:
 
     messages: list[BaseMessage]
     """The messages carrying the results back, in the order of the calls."""
-    exhausted: bool
-    """The guard has seen enough repeats: the loop stops asking for tools."""
+    exhausted: bool = False
+    """The repeat guard has seen enough repeats in a row: the loop stops asking for tools
+    (set at :meth:`Policy.end_round`)."""
+    repeated: int = 0
+    """How many of the round's calls a policy answered as repeats of earlier calls
+    (:attr:`AnswerCall.repeat_of`)."""
+    calls: int = 0
+    """How many calls the round had, those over ``max_parallel_tools`` included."""
 
 
 RequestKind = Literal["step", "final"]
@@ -145,6 +170,123 @@ class CallView:
     args: Mapping[str, object]
     prunable: bool
     max_chars: int
+
+
+@dataclass(frozen=True)
+class PendingCall:
+    """What a policy may read of one tool call about to run (:meth:`Policy.before_tool_call`).
+
+    Attributes:
+        name: The tool's name as the model wrote it.
+        args: The tool's own arguments (the meta-arguments split off).
+        meta: The meta-arguments as the model gave them (``output_prune``,
+            ``output_prune_context``); ``None`` when pruning is off, where a stray
+            meta-argument stays in ``args`` for the registry to drop.
+        call_id: The call's id (``None`` when the model gave none).
+        step: The step the call belongs to (0: the opening step, before any request).
+        run: The run as it stood when the round began (its question, profile, report).
+        notes: Lines for the call's record, from the policies asked before (:class:`RunCall`,
+            :class:`EditCall`), in order.
+    """
+
+    name: str
+    args: Mapping[str, object]
+    meta: PruneRequest | None
+    call_id: str | None
+    step: int
+    run: StepView
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class RunCall:
+    """Before a call: run it as it stands (the policies after this one are asked too).
+
+    Attributes:
+        note: A line for the call's record ("": none), such as why a call runs again.
+    """
+
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class EditCall:
+    """Before a call: run it with other arguments; the policies after this one are asked
+    about the edited call, and it is the edited call that runs.
+
+    Attributes:
+        args: The tool's own arguments to run it with; ``None``: as they are.
+        meta: The meta-arguments to run it with (``PruneRequest(prune=False)``: not
+            pruned); ``None``: as they are.
+        note: A line for the call's record ("": none).
+    """
+
+    args: Mapping[str, object] | None = None
+    meta: PruneRequest | None = None
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class AnswerCall:
+    """Before a call: do not run it; ``content`` is the tool message the model gets.
+
+    No policy after this one is asked, and the call is not run, pruned or capped. Its
+    record says it was not run (``chars_raw`` 0) and carries ``note``; its result is no
+    data (a later process of the turn does not count it as read).
+
+    Attributes:
+        content: The result the model reads instead of the tool's.
+        note: The line on the call's record that says why it did not run.
+        repeat_of: The step of the earlier identical call when ``content`` is a repeat's
+            reminder: the record is marked ``repeated`` and the report and the round
+            count it as a repeat (``None``: any other answer).
+    """
+
+    content: str
+    note: str
+    repeat_of: int | None = None
+
+
+@dataclass(frozen=True)
+class PauseCall:
+    """Before a call: the run pauses before it, until a person decides.
+
+    Reserved for the approval of tool calls (a later issue builds the pause on this
+    value); no policy gives it yet, and the tool round refuses it
+    (:class:`NotImplementedError`).
+
+    Attributes:
+        reason: What the person is asked to decide.
+    """
+
+    reason: str
+
+
+CallDecision = RunCall | EditCall | AnswerCall | PauseCall | None
+"""What a policy makes of a call about to run. ``None`` and :class:`RunCall`: run it;
+:class:`EditCall`: run it edited. Those three let the next policy be asked. The first
+:class:`AnswerCall` or :class:`PauseCall` decides: no policy after it is asked.
+
+An approval of tool calls fits these values: approve is :class:`RunCall`, edit the
+arguments is :class:`EditCall`, reject with a reason is :class:`AnswerCall` (the reason is
+the model's tool message), wait for a person is :class:`PauseCall`."""
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """One call's result as the model will read it (:meth:`Policy.after_tool_result`).
+
+    Attributes:
+        text: The result after the pruning pass and the caps, escaped: the tool message.
+        ok: Whether the tool ran and did not fail.
+        record: The report's record of the call; its
+            :attr:`~leanloop.report.ToolCallRecord.fate` changes as later requests trim
+            the result, so a policy that keeps the record reads the fate as it is then.
+    """
+
+    text: str
+    ok: bool
+    record: ToolCallRecord
 
 
 @dataclass(frozen=True)
@@ -246,7 +388,8 @@ class Policy:
 
         Args:
             view: The run before its first request.
-            run_calls: Runs calls as step 0 (tool round, records, guard left out).
+            run_calls: Runs calls as step 0 (the tool round and its records; the policies
+                are asked about each call, and the round is no round of the model's).
 
         Returns:
             The messages of step 0 in order (a reply, then its results); ``[]`` for none.
@@ -274,6 +417,18 @@ class Policy:
         del view, error, attempt
         return None
 
+    async def before_tool_call(self, call: PendingCall) -> CallDecision:
+        """Before a call of a round runs: run it, edit it, answer it instead, or pause.
+
+        Asked for every call of a reply in the order of the calls, before any of them
+        runs, and for the opening step's calls too (see :data:`CallDecision`).
+
+        Args:
+            call: The call as it stands (edited by a policy asked before this one, if any).
+        """
+        del call
+        return None
+
     async def after_tool_call(
         self, call: CallView, outcome: ToolOutcome, call_tool: ToolCaller
     ) -> ToolOutcome:
@@ -286,6 +441,23 @@ class Policy:
         """
         del call, call_tool
         return outcome
+
+    def after_tool_result(self, call: PendingCall, result: ToolResult) -> None:
+        """A call ran and its result is what the model will read (each policy in turn).
+
+        Not asked for a call a policy answered (:class:`AnswerCall`).
+
+        Args:
+            call: The call as the model made it, before any policy edited it (what a
+                later call of the model's repeats).
+            result: Its result, pruned, capped and recorded.
+        """
+        del call, result
+
+    def end_round(self, done: Round) -> Round:
+        """A round of the model's calls is done (each policy in turn; the opening step's
+        round is not asked): the round, or the same with :attr:`Round.exhausted` set."""
+        return done
 
     def after_round(self, view: StepView, done: Round) -> FinalRequest | None:
         """After a step's round of calls entered the history: end the run, or ``None``."""
@@ -315,7 +487,10 @@ _HOOKS = (
     "shape_request",
     "before_request",
     "after_error",
+    "before_tool_call",
     "after_tool_call",
+    "after_tool_result",
+    "end_round",
     "after_round",
     "at_end",
     "before_answer",
@@ -339,8 +514,10 @@ class Policies:
     """A run's policies, in the order the driver asks them.
 
     The first answer wins where a hook decides (``at_start``, ``before_request``,
-    ``after_error``, ``after_round``); each policy in turn where a hook shapes a value
-    (``shape_request``, ``after_tool_call``, ``at_end``).
+    ``after_error``, ``after_round``; ``before_tool_call``: the first answer that does not
+    let the call run); each policy in turn where a hook shapes a value (``shape_request``,
+    ``after_tool_call``, ``end_round``, ``at_end``) or is told something
+    (``after_tool_result``).
     """
 
     members: tuple[Policy, ...] = field(default=())
@@ -388,6 +565,23 @@ class Policies:
                 return policy.name, recovery
         return None
 
+    async def before_tool_call(
+        self, call: PendingCall
+    ) -> tuple[PendingCall, AnswerCall | PauseCall | None]:
+        """The call as the policies let it run, and the answer of the first policy that
+        did not let it run (``None``: it runs); see :data:`CallDecision`."""
+        for policy in self._asked["before_tool_call"]:
+            decision = await policy.before_tool_call(call)
+            if isinstance(decision, AnswerCall | PauseCall):
+                return call, decision
+            if isinstance(decision, EditCall):
+                args = call.args if decision.args is None else decision.args
+                meta = call.meta if decision.meta is None else decision.meta
+                call = replace(call, args=args, meta=meta)
+            if decision is not None and decision.note:
+                call = replace(call, notes=(*call.notes, decision.note))
+        return call, None
+
     async def after_tool_call(
         self, call: CallView, outcome: ToolOutcome, call_tool: ToolCaller
     ) -> ToolOutcome:
@@ -395,6 +589,17 @@ class Policies:
         for policy in self._asked["after_tool_call"]:
             outcome = await policy.after_tool_call(call, outcome, call_tool)
         return outcome
+
+    def after_tool_result(self, call: PendingCall, result: ToolResult) -> None:
+        """Tell every policy a call's result (see :meth:`Policy.after_tool_result`)."""
+        for policy in self._asked["after_tool_result"]:
+            policy.after_tool_result(call, result)
+
+    def end_round(self, done: Round) -> Round:
+        """The round after every policy had its say (see :meth:`Policy.end_round`)."""
+        for policy in self._asked["end_round"]:
+            done = policy.end_round(done)
+        return done
 
     def after_round(self, view: StepView, done: Round) -> FinalRequest | None:
         """The first policy's ending after a round (see :meth:`Policy.after_round`)."""
