@@ -18,6 +18,7 @@ from langchain_core.runnables import RunnableConfig
 __all__ = [
     "ANSWER_CHECKED",
     "BUDGET",
+    "FILE_EDITED",
     "OVERFLOW_RECOVERED",
     "PRUNED",
     "PRUNE_PROGRESS",
@@ -53,6 +54,12 @@ TOOL_MODE_CHANGED: Final = "leanloop.tool_mode_changed"
 ANSWER_CHECKED: Final = "leanloop.answer_checked"
 """When the answer's values were checked against what the tools returned (the report's
 ``answer_check``): ``step``, ``verdict``, ``check``."""
+
+FILE_EDITED: Final = "leanloop.file_edited"
+"""After an edit tool changed a file (``write_file``, ``str_replace``, ``apply_patch``,
+``undo_edit`` …): ``tool``, ``path``, ``before_sha256`` and ``after_sha256`` (``None`` for
+no file), ``diff`` (the whole unified diff; the model saw it capped), ``number`` (the
+entry in the run's edit journal)."""
 
 _log = logging.getLogger(__name__)
 

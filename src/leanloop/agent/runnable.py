@@ -618,6 +618,9 @@ def _build_tools(
             extra=extra,
             prebuilt=agent_tools,
             near=_near(spec),
+            # run_command's entry settings, and the call limit it stops a command under.
+            tool_options={option.ref: option for option in spec.tool_options},
+            tool_timeout=spec.tool_timeout,
         )
     except ToolError as exc:
         raise _located(spec, "tools", str(exc)) from exc

@@ -25,6 +25,7 @@ from leanloop._imports import ImportPathError, import_object, is_import_path
 from leanloop.spec.issues import Problem, Reporter, did_you_mean
 from leanloop.spec.options import PORTABLE_OPTIONS, lift_options, not_accepted, option_keyword
 from leanloop.spec.refs import Resolved, resolve_reference
+from leanloop.spec.tooloptions import tool_entry_problems
 from leanloop.spec.toolrefs import (
     BUILTIN_TOOLS,
     callable_refusal,
@@ -266,6 +267,9 @@ def _check_tools(
         where = (*path, "tools", index)
         tool = entry
         if isinstance(entry, Mapping) and checker.judges(where):
+            for at, message, at_key in tool_entry_problems(entry, agent, where):
+                if checker.judges(at):
+                    checker.add(at, message, at_key=at_key)
             tool, where = entry.get("name"), (*where, "name")
         if not (isinstance(tool, str) and checker.judges(where)):
             continue

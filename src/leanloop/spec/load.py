@@ -358,11 +358,7 @@ class _Builder:
         values = {**agent_defaults(), **raw}
         entries = values.pop("tools")
         refs = tuple(e if isinstance(e, str) else e["name"] for e in entries)
-        options = tuple(
-            ToolOptions(e["name"], _convert(e.get("timeout"), "number"), int(e.get("retries", 0)))
-            for e in entries
-            if isinstance(e, Mapping)
-        )
+        options = tuple(_tool_options(e) for e in entries if isinstance(e, Mapping))
         servers = _servers_used(raw)
         model = self.model(values.pop("model"), (*path, "model"))
         pruning_model = None
@@ -582,6 +578,19 @@ def _schema_defs() -> dict[str, Any]:
 def _property_types(definition: Mapping[str, Any]) -> dict[str, str | None]:
     """The JSON type of each property, which decides its Python type in the spec."""
     return {key: prop.get("type") for key, prop in definition["properties"].items()}
+
+
+def _tool_options(entry: Mapping[str, Any]) -> ToolOptions:
+    """The settings of one ``tools`` entry written as a mapping."""
+    allowed = entry.get("allowed_commands")
+    return ToolOptions(
+        entry["name"],
+        _convert(entry.get("timeout"), "number"),
+        int(entry.get("retries", 0)),
+        command_timeout=_convert(entry.get("command_timeout"), "number"),
+        allowed_commands=tuple(allowed) if allowed is not None else None,
+        shell=bool(_convert(entry.get("shell", False), "boolean")),
+    )
 
 
 def _convert(value: Any, json_type: str | None) -> Any:

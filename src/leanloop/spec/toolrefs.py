@@ -18,7 +18,10 @@ from typing import Any
 
 __all__ = [
     "BUILTIN_TOOLS",
+    "COMMAND_TOOL",
+    "EDIT_TOOLS",
     "MCP_PREFIX",
+    "READ_TOOLS",
     "TOOL_NAME",
     "callable_refusal",
     "is_standard_module",
@@ -27,7 +30,21 @@ __all__ = [
     "standard_callable_refusal",
 ]
 
-BUILTIN_TOOLS: tuple[str, ...] = ("read_file", "search", "list_files")
+READ_TOOLS: tuple[str, ...] = ("read_file", "search", "list_files")
+"""The built-in tools that only read the workspace."""
+EDIT_TOOLS: tuple[str, ...] = (
+    "write_file",
+    "replace_lines",
+    "insert_at_line",
+    "str_replace",
+    "apply_patch",
+    "undo_edit",
+)
+"""The built-in tools that change workspace files (:mod:`leanloop.tools.edits`)."""
+COMMAND_TOOL = "run_command"
+"""The built-in tool that runs a program in the workspace (:mod:`leanloop.tools.command`);
+never on unless an agent's ``tools`` names it."""
+BUILTIN_TOOLS: tuple[str, ...] = (*READ_TOOLS, *EDIT_TOOLS, COMMAND_TOOL)
 MCP_PREFIX = "mcp:"
 
 TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")

@@ -109,6 +109,12 @@ class ToolOptions:
     """Seconds one call may take; ``None``: the agent's ``tool_timeout``."""
     retries: int = 0
     """Times a call is made again, with backoff, after a ``TransientToolError``."""
+    command_timeout: float | None = None
+    """``run_command`` only: seconds a command may run when the model gives no timeout."""
+    allowed_commands: tuple[str, ...] | None = None
+    """``run_command`` only: the programs the model may run (``None``: any)."""
+    shell: bool = False
+    """``run_command`` only: run one command line with ``/bin/sh -c`` instead of argv."""
 
 
 @dataclass(frozen=True, kw_only=True)

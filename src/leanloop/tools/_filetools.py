@@ -23,7 +23,7 @@ import json
 import os
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -83,10 +83,18 @@ def read_file(
     limit: int = DEFAULT_READ_LINES,
     *,
     path_help: PathHelp | None = None,
+    on_read: Callable[[Path], None] | None = None,
 ) -> str:
-    """Return a numbered window of a text file and how to read the next one."""
+    """Return a numbered window of a text file and how to read the next one.
+
+    ``on_read`` is called with the file (resolved) once it was shown: the edit tools
+    need to know what the run has read.
+    """
     target, note = _existing(base, path, want="file", verb="read", path_help=path_help)
-    return _with_note(note, _read_text(base, target, offset, limit))
+    text = _with_note(note, _read_text(base, target, offset, limit))
+    if on_read is not None:
+        on_read(target)
+    return text
 
 
 def _read_text(base: Path, target: Path, offset: int, limit: int) -> str:

@@ -14,7 +14,9 @@ config travels with the call (into a worker thread too), so overlapping calls ne
 each other's. Each :class:`Told` is numbered when its call starts (:attr:`Told.order`),
 so what several calls of one reply did can be put back in the order the model made
 them, however they finish. The context also carries what a call shares with the other
-calls of its run: the run's MCP sessions (:class:`leanloop.tools.mcp.McpSessions`).
+calls of its run: the run's MCP sessions (:class:`leanloop.tools.mcp.McpSessions`) and
+what the run has read and edited in its workspace
+(:class:`leanloop.tools._journal.WorkspaceRun`).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Final
 from langchain_core.runnables import RunnableConfig, ensure_config
 
 if TYPE_CHECKING:
+    from leanloop.tools._journal import WorkspaceRun
     from leanloop.tools.mcp import McpSessions
 
 __all__ = ["CONFIG_KEY", "CallContext", "Told", "call_config", "call_context", "call_order"]
@@ -90,6 +93,9 @@ class CallContext:
     """Whether a workspace tool reads the one path the request names instead of a missing
     one, as the run decided it (the agent's ``repair_paths``, else the run's prompting
     profile, which may follow what the server serves); ``None``: the tool's own setting."""
+    workspace_run: WorkspaceRun | None = None
+    """The files the run has read and the journal of its edits, which the edit tools check
+    and write (one per run); ``None``: the tools use the state of their tool set."""
 
 
 def call_config(context: CallContext) -> RunnableConfig:

@@ -1,6 +1,8 @@
 """Turn tool references from a configuration into LangChain tools.
 
-A reference is a built-in name (``read_file``, ``search``, ``list_files``), an MCP
+A reference is a built-in name (``read_file``, ``search``, ``list_files``; the edit tools
+``write_file``, ``replace_lines``, ``insert_at_line``, ``str_replace``, ``apply_patch``,
+``undo_edit``; ``run_command``, only when named), an MCP
 reference (``mcp:server`` or ``mcp:server/tool``, see :mod:`leanloop.tools.mcp`) or an import
 path ``package.module:name`` naming a ``BaseTool`` (or a ``BaseTool`` class that needs
 no arguments), a ``@tool`` function, or a plain typed callable, sync or async, which is
@@ -31,8 +33,11 @@ from langchain_core.tools import BaseTool, StructuredTool
 
 from leanloop._imports import ImportPathError, import_object, is_import_path
 from leanloop.exceptions import ToolError
-from leanloop.spec.toolrefs import TOOL_NAME, callable_refusal
-from leanloop.spec.types import McpServerSpec
+from leanloop.spec.toolrefs import COMMAND_TOOL, EDIT_TOOLS, TOOL_NAME, callable_refusal
+from leanloop.spec.types import McpServerSpec, ToolOptions
+from leanloop.tools._journal import WorkspaceRun
+from leanloop.tools.command import DEFAULT_COMMAND_TIMEOUT, CommandSettings, command_tool
+from leanloop.tools.edits import edit_tools
 from leanloop.tools.mcp import load_mcp_tools, parse_mcp_ref
 from leanloop.tools.names import BUILTIN_TOOLS, standard_callable_refusal
 from leanloop.tools.workspace import workspace_tools
@@ -107,6 +112,8 @@ def build_tools_by_ref(
     extra: Sequence[BaseTool] = (),
     prebuilt: Mapping[str, BaseTool] | None = None,
     near: Path | None = None,
+    tool_options: Mapping[str, ToolOptions] | None = None,
+    tool_timeout: float | None = None,
 ) -> list[tuple[str, BaseTool]]:
     """Load every tool in ``refs``, in order, and check that their names are unique.
 
@@ -125,6 +132,11 @@ def build_tools_by_ref(
             this layer cannot build); used as they are.
         near: The agents file's folder: an import path's module is looked for there
             after the Python path, and imported without changing ``sys.path``.
+        tool_options: The settings of the ``tools`` entries written as mappings, by
+            reference; ``run_command`` takes its timeout, allowed programs and shell
+            from its entry.
+        tool_timeout: The agent's ``tool_timeout``: ``run_command`` stops a command a
+            second before a call's limit (its entry's ``timeout``, else this one).
 
     Returns:
         Each tool with the reference it came from (an ``mcp:server`` reference gives
@@ -141,9 +153,19 @@ def build_tools_by_ref(
             found = [_checked_name(prebuilt[ref], ref)]
         elif ref in BUILTIN_TOOLS:
             if not builtins:
-                made = _builtin_tools(ref, workspace, path_hints, repair_paths)
+                made = _builtin_tools(
+                    ref,
+                    workspace,
+                    path_hints,
+                    repair_paths,
+                    editing=any(name in EDIT_TOOLS for name in refs),
+                )
                 builtins = {tool.name: tool for tool in made}
-            found = [builtins[ref]]
+            if ref == COMMAND_TOOL:
+                settings = _command_settings((tool_options or {}).get(ref), tool_timeout)
+                found = [command_tool(_workspace_of(ref, workspace), settings)]
+            else:
+                found = [builtins[ref]]
         elif parse_mcp_ref(ref) is not None:
             found = [_checked_name(tool, ref) for tool in from_mcp[ref]]
         else:
@@ -223,11 +245,39 @@ def _builtin_tools(
     workspace: Path | None,
     path_hints: Callable[[], Sequence[str]] | None,
     repair_paths: bool,
+    *,
+    editing: bool,
 ) -> list[BaseTool]:
+    """The read tools, and the edit tools beside them sharing one state for calls made
+    outside a registry (a registry hands each run its own); reads are recorded for the
+    edit tools only when the agent has one."""
+    root = _workspace_of(ref, workspace)
+    state = WorkspaceRun()
+    read = workspace_tools(
+        root, path_hints=path_hints, repair_paths=repair_paths, track_reads=editing, state=state
+    )
+    return [*read, *edit_tools(root, state=state)]
+
+
+def _workspace_of(ref: str, workspace: Path | None) -> Path:
     if workspace is None:
         msg = f'tool "{ref}" needs a workspace folder; set "workspace" for the agent'
         raise ToolError(msg)
-    return workspace_tools(workspace, path_hints=path_hints, repair_paths=repair_paths)
+    return workspace
+
+
+def _command_settings(options: ToolOptions | None, tool_timeout: float | None) -> CommandSettings:
+    """``run_command``'s settings from its tool entry; the call's limit is the entry's
+    ``timeout``, else the agent's ``tool_timeout``."""
+    limit = options.timeout if options is not None and options.timeout is not None else tool_timeout
+    if options is None:
+        return CommandSettings(call_limit_s=limit)
+    return CommandSettings(
+        timeout_s=options.command_timeout or DEFAULT_COMMAND_TIMEOUT,
+        allowed=options.allowed_commands,
+        shell=options.shell,
+        call_limit_s=limit,
+    )
 
 
 def _imported_tool(ref: str, near: Path | None = None) -> BaseTool:

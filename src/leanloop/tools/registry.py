@@ -73,6 +73,7 @@ from leanloop.tools._arguments import (
     describe_parameters,
     parameter_names,
 )
+from leanloop.tools._journal import WorkspaceRun
 from leanloop.tools._notes import CallContext, Told, call_config
 from leanloop.tools._watchdog import Overrun, tool_codes, watch
 from leanloop.tools._worker import blocks_in_executor, in_worker
@@ -212,6 +213,7 @@ class ToolRegistry:
         path_exists: Callable[[str], bool] | None = None,
         policies: Mapping[str, ToolPolicy] | None = None,
         mcp_sessions: McpSessions | None = None,
+        workspace_run: WorkspaceRun | None = None,
     ) -> None:
         """Hold ``tools`` and cap each result at ``result_max_chars``.
 
@@ -226,6 +228,10 @@ class ToolRegistry:
             mcp_sessions: The MCP sessions of the run this registry serves, handed to
                 every call (see :class:`leanloop.tools.mcp.McpSessions`); whoever runs
                 the run closes them at its end. ``None``: each MCP call opens its own.
+            workspace_run: What the run has read and edited in its workspace, handed to
+                every call (the edit tools check it; see :mod:`leanloop.tools._journal`).
+                ``None``: a fresh one, since a registry serves one run; a resumed run
+                builds a new registry, so it starts without what an earlier one read.
 
         Raises:
             ToolError: Two tools share a name.
@@ -246,6 +252,8 @@ class ToolRegistry:
         self.path_exists = path_exists
         self.policies: dict[str, ToolPolicy] = dict(policies or {})
         self.mcp_sessions = mcp_sessions
+        self.workspace_run = workspace_run if workspace_run is not None else WorkspaceRun()
+        """The run's reads and edit journal (:meth:`WorkspaceRun.report` for a report)."""
         self._codes = {name: tool_codes(tool) for name, tool in self._tools.items()}
 
     @property
@@ -329,7 +337,11 @@ class ToolRegistry:
         draft.time_limit = time_limit
         # What the tool is handed with the call and tells back: numbered before any await.
         context = CallContext(
-            Told(), request_paths, sessions=self.mcp_sessions, repair_paths=repair_paths
+            Told(),
+            request_paths,
+            sessions=self.mcp_sessions,
+            repair_paths=repair_paths,
+            workspace_run=self.workspace_run,
         )
         told = context.told
         try:

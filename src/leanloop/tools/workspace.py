@@ -34,6 +34,7 @@ from leanloop.tools._filetools import (
     MAX_READ_LINES,
     MAX_SEARCH_RESULTS,
 )
+from leanloop.tools._journal import WorkspaceRun, run_state
 from leanloop.tools._notes import call_context
 from leanloop.tools._pathhelp import PathHelp
 from leanloop.tools._paths import PathRefused, resolve_inside
@@ -116,6 +117,8 @@ def workspace_tools(
     *,
     path_hints: Callable[[], Sequence[str]] | None = None,
     repair_paths: bool = False,
+    track_reads: bool = False,
+    state: WorkspaceRun | None = None,
 ) -> list[BaseTool]:
     """Build ``read_file``, ``search`` and ``list_files`` confined to ``root``.
 
@@ -131,6 +134,11 @@ def workspace_tools(
             read "config/app.yaml" (named in the request) instead]``. A call the registry
             makes as part of a run follows the run's decision instead (its prompting
             profile, known only once the run has asked the server what it serves).
+        track_reads: Record each file ``read_file`` shows (its hash) in the run's
+            :class:`~leanloop.tools._journal.WorkspaceRun`, which the edit tools check
+            (:mod:`leanloop.tools.edits`); only worth its cost beside them.
+        state: Where reads are recorded for calls made outside a registry (which hands
+            each run's own); give the edit tools the same one.
 
     Returns:
         The three tools, in that order. Each works with ``invoke`` and ``ainvoke`` (the
@@ -158,18 +166,28 @@ def workspace_tools(
         told = context.told if context is not None else None
         return PathHelp(hints=hints, repair=repair, told=told)
 
+    own = state if state is not None else WorkspaceRun()
+
+    def reads(config: RunnableConfig | None) -> Callable[[Path], None] | None:
+        """Where the call records what it read: the run's state, when reads are tracked."""
+        if not track_reads:
+            return None
+        run = run_state(config, own)
+        return lambda target: run.saw_file(base, target)
+
     read, find, listing = _filetools.read_file, _filetools.search, _filetools.list_files
 
     # LangChain hands each function the call's config (the parameter typed RunnableConfig).
     def read_file(
         path: str, offset: int = 1, limit: int = DEFAULT_READ_LINES, *, config: RunnableConfig
     ) -> str:
-        return read(base, path, offset, limit, path_help=helped(config))
+        return read(base, path, offset, limit, path_help=helped(config), on_read=reads(config))
 
     async def aread_file(
         path: str, offset: int = 1, limit: int = DEFAULT_READ_LINES, *, config: RunnableConfig
     ) -> str:
-        return await in_worker(read, base, path, offset, limit, path_help=helped(config))
+        help_, seen = helped(config), reads(config)
+        return await in_worker(read, base, path, offset, limit, path_help=help_, on_read=seen)
 
     def search(
         pattern: str,

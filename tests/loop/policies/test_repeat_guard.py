@@ -263,3 +263,47 @@ def test_rounds_of_repeats_in_a_row_stop_the_model_and_a_new_call_resets_the_cou
     assert guard.end_round(Round([], repeated=2, calls=2)).exhausted
     assert not guard.end_round(Round([], calls=1)).exhausted  # no repeat: reset
     assert not guard.end_round(repeats_only).exhausted
+
+
+def _named(view: StepView, step: int, name: str, args: dict[str, object]) -> PendingCall:
+    return PendingCall(name=name, args=args, meta=None, call_id=f"c{step}", step=step, run=view)
+
+
+def _result(call: PendingCall, *, ok: bool = True) -> ToolResult:
+    record = ToolCallRecord(
+        step=call.step, name=call.name, args=dict(call.args), chars_out=2, chars_raw=2, ok=ok
+    )
+    return ToolResult("ok" if ok else "Error: no such program", ok, record)
+
+
+async def test_a_command_runs_again_after_an_edit_and_reads_are_forgotten(
+    make_view: ViewMaker,
+) -> None:
+    guard, view = RepeatGuardConfig().start(), make_view()
+    tests = {"argv": ["pytest", "-q"]}
+    first = _named(view, 1, "run_command", tests)
+    assert await guard.before_tool_call(first) is None
+    guard.after_tool_result(first, _result(first))
+    read = _named(view, 2, "read_file", {"path": "app.py"})
+    assert await guard.before_tool_call(read) is None
+    guard.after_tool_result(read, _result(read))
+    edit = _named(view, 3, "str_replace", {"path": "app.py", "old": "a", "new": "b"})
+    assert await guard.before_tool_call(edit) is None
+    guard.after_tool_result(edit, _result(edit))
+
+    # The edit changed the world: the tests and the read run again, not from memory.
+    assert await guard.before_tool_call(_named(view, 4, "run_command", tests)) is None
+    assert await guard.before_tool_call(_named(view, 4, "read_file", {"path": "app.py"})) is None
+
+
+async def test_a_failed_command_repeated_unchanged_is_a_repeat(make_view: ViewMaker) -> None:
+    guard, view = RepeatGuardConfig().start(), make_view()
+    args = {"argv": ["no-such-program"]}
+    first = _named(view, 1, "run_command", args)
+    assert await guard.before_tool_call(first) is None
+    guard.after_tool_result(first, _result(first, ok=False))
+
+    again = await guard.before_tool_call(_named(view, 2, "run_command", args))
+
+    assert isinstance(again, AnswerCall)
+    assert again.repeat_of == 1

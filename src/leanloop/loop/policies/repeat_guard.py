@@ -21,6 +21,11 @@ repeat of a result a cap cut would be cut the same way: its reminder quotes wher
 result ended, with the offset to read on. What the guard says is in
 :mod:`leanloop.loop.guard`.
 
+A call that changes the workspace (an edit, ``run_command``) changes what every earlier
+call would return: once one has run, the guard forgets what it remembered, and such a
+call is never answered from memory after it ran (running the tests again after an edit
+runs them). One that failed is remembered as any call until something changes.
+
 Hooks: ``before_tool_call`` (the repeat check; a call that may run is claimed at once, so
 an identical twin later in the same reply is a repeat too), ``after_tool_result``
 (remember what the model read of a call), ``end_round`` (count the rounds of repeats).
@@ -53,6 +58,7 @@ from leanloop.loop.policies.hooks import (
     ToolResult,
 )
 from leanloop.pruning import PruneRequest
+from leanloop.spec.toolrefs import COMMAND_TOOL, EDIT_TOOLS
 
 __all__ = ["MAX_RERUNS", "RepeatGuard", "RepeatGuardConfig"]
 
@@ -87,11 +93,14 @@ class RepeatGuardConfig:
         rerun_pruned: Whether a call whose result was pruned runs again, unpruned, when
             repeated as it was (``False``: it is a repeat that points at the extract and
             ``output_prune``); ``None``: the run's profile's ``rerun_pruned``.
+        changes_world: The tools that change the workspace (the built-in edits and
+            ``run_command``).
     """
 
     max_repeats: int = 2
     workspace: Path | None = None
     rerun_pruned: bool | None = None
+    changes_world: frozenset[str] = frozenset((*EDIT_TOOLS, COMMAND_TOOL))
 
     def start(self) -> RepeatGuard:
         """The policy for one run, with an empty memory."""
@@ -148,6 +157,11 @@ class RepeatGuard(Policy):
         The record in ``result`` is read again when the call is repeated: it knows
         whether the result was trimmed, cut or pruned since.
         """
+        if result.ok and call.name in self.config.changes_world:
+            # What any earlier call returned may differ now, and this call's own effect
+            # is wanted each time it is asked for.
+            self._seen.clear()
+            return
         # Keyed as things are now: after a write, the new content.
         key = call_key(call.name, call.args, call.meta, self._fingerprint)
         earlier = self._seen.get(key)
