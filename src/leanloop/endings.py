@@ -41,6 +41,7 @@ STOP_WORDS: Final[Mapping[str, str]] = {
     "budget_exhausted": "the context budget was spent before the model answered",
     "repeated_calls": "the model kept repeating the same tool calls instead of answering",
     "no_answer": "the model's reply was not an answer",
+    "paused": "the run is waiting for a person to approve tool calls",
 }
 """What stopped a run that did not end with an answer, per stop reason, in a few words."""
 

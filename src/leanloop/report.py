@@ -27,8 +27,10 @@ __all__ = [
 ]
 
 StopReason = Literal[
-    "answer", "max_rounds", "budget_exhausted", "repeated_calls", "no_answer", "failed"
+    "answer", "max_rounds", "budget_exhausted", "repeated_calls", "no_answer", "failed", "paused"
 ]
+"""How a run ended; ``paused``: it waits for a person to decide on tool calls (ADR 0037),
+which is neither an answer nor an ending otherwise (:data:`ENDED_OTHERWISE`)."""
 
 ENDED_OTHERWISE: frozenset[str] = frozenset(
     {"max_rounds", "budget_exhausted", "repeated_calls", "no_answer"}
@@ -212,6 +214,18 @@ class RunReport:
     """With an output schema: ``schema``, ``method`` (``native``/``text``), ``repairs``."""
     events: list[str] = field(default_factory=list)
     """Notable things that happened, one line each (mode switches, synthesis, recoveries)."""
+    approvals: list[dict[str, Any]] = field(default_factory=list)
+    """Every decision on a call that asks a person first (ADR 0037): ``step``,
+    ``call_id``, ``tool``, ``decision`` (``approve``, ``edit``, ``reject``, ``pause``),
+    ``by`` (``approver``, ``cli``, ``flag --approve-all``, ``resume``, ``repeat``,
+    ``nobody``), ``args`` (the edited arguments), ``reason``. Left out of
+    :meth:`to_dict` while empty."""
+    pending_calls: list[dict[str, Any]] = field(default_factory=list)
+    """A paused run's calls waiting for a decision: ``id``, ``tool``, ``args``, ``reason``,
+    ``preview`` (an edit's diff, or ``None``). Left out of :meth:`to_dict` while empty."""
+    edits: list[dict[str, Any]] = field(default_factory=list)
+    """The run's edit journal (each change of a workspace file, with its whole diff).
+    Left out of :meth:`to_dict` while empty."""
     tool_calls: list[ToolCallRecord] = field(default_factory=list)
     requests: list[RequestRecord] = field(default_factory=list)
     extraction: RequestTally | None = None
@@ -228,6 +242,10 @@ class RunReport:
             request["reported_input_tokens"] = request["input_tokens"]
         for call, record in zip(data["tool_calls"], self.tool_calls, strict=True):
             call["fate"] = record.fate
+        # A run whose tools never ask or edit reports as it did before approvals existed.
+        for key in ("approvals", "pending_calls", "edits"):
+            if not data[key]:
+                del data[key]
         return data
 
     def mark_trimmed(self, result_ids: set[str], *, step: int) -> None:

@@ -126,7 +126,16 @@ async def test_an_edited_call_runs_edited_and_the_policies_learn_the_call_as_ask
     assert result.record is report.tool_calls[0] and result.ok
 
 
-async def test_a_pause_before_a_call_is_not_supported_yet() -> None:
-    with pytest.raises(NotImplementedError, match="approve"):
-        await _round(Told(PauseCall("approve?")), calls=[_call("north", "a")])
-    assert RAN == []
+async def test_a_pause_before_one_call_runs_no_call_of_the_reply() -> None:
+    told = Told(PauseCall("approve?", preview="a diff"))
+
+    done, report = await _round(told, calls=[_call("north", "a")])
+
+    assert RAN == [] and done.messages == [] and report.tool_calls == []
+    [paused] = done.paused
+    assert (paused.call_id, paused.tool, paused.reason, paused.preview) == (
+        "a",
+        "lookup",
+        "approve?",
+        "a diff",
+    )

@@ -434,7 +434,9 @@ async def test_an_agent_run_edits_what_it_read_and_tells_the_report_and_events(
     model = {"class": "leanloop.testing:ScriptedChatModel", "kwargs": {"replies": replies}}
     text = (
         f"version: 1\nagents:\n  fixer:\n    model: {json.dumps(model)}\n"
-        "    tools: [read_file, str_replace, {name: run_command, command_timeout: 20}]\n"
+        # No person in this run: the changing tools are told not to ask (ADR 0037).
+        "    tools: [read_file, {name: str_replace, approval: never},\n"
+        "            {name: run_command, command_timeout: 20, approval: never}]\n"
     )
     (tmp_path / "agents.yaml").write_text(text, encoding="utf-8")
     events = EventRecorder()

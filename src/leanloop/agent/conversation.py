@@ -38,6 +38,7 @@ from langchain_core.tools import BaseTool
 
 from leanloop.exceptions import RunFailed, SessionError
 from leanloop.loop import AgentLoop, TextSink, TurnContext
+from leanloop.loop.pause import paused_reply
 from leanloop.sessions import (
     AgentIdentity,
     SessionStore,
@@ -142,6 +143,8 @@ async def run_turn(
             stored = []
         # From here the turn is this process's: however the run ends, it is finished.
         claimed = _Claimed(store, thread_id, number, list(session.notes))
+        paused = paused_reply(stored)
+        claimed.paused_step = paused.step if paused is not None else None
         try:
             final = await claimed.run(
                 spec=spec,
@@ -162,7 +165,12 @@ async def run_turn(
                 await asyncio.shield(store.finish_turn(thread_id, number, None, status="failed"))
             raise
         await claimed.save_notes()
-        await store.finish_turn(thread_id, number, _stored_answer(final), status="done")
+        if _paused(final):
+            # Waiting for a person: the turn is unfinished, and a resume with the
+            # decisions goes on from its paused reply (ADR 0037).
+            await store.finish_turn(thread_id, number, None, status="failed")
+        else:
+            await store.finish_turn(thread_id, number, _stored_answer(final), status="done")
     report = final.response_metadata.get("leanloop")
     if isinstance(report, dict):
         report["notes"] = list(claimed.carried)
@@ -195,9 +203,15 @@ class _Claimed:
             await self.store.add_note(self.thread_id, self.number, text)
             self.notes.append(text)
 
+    paused_step: int | None = None
+    """The step stored as a paused reply, which the step done with the decisions replaces."""
+
     async def save_step(self, step: int, messages: list[BaseMessage]) -> None:
         await self.save_notes()
-        await self.store.add_step(self.thread_id, self.number, step, messages)
+        replace = step == self.paused_step
+        await self.store.add_step(self.thread_id, self.number, step, messages, replace=replace)
+        if replace:
+            self.paused_step = None
 
     async def run(
         self,
@@ -314,6 +328,12 @@ def _with_recall_pruned(spec: AgentSpec, recall: bool) -> AgentSpec:
     if not (recall and spec.allow_tool_output_pruning) or "recall" in spec.pruning_tools:
         return spec
     return dataclasses.replace(spec, pruning_tools=(*spec.pruning_tools, "recall"))
+
+
+def _paused(final: AIMessage) -> bool:
+    """Whether the run ended paused, waiting for decisions on tool calls."""
+    report = final.response_metadata.get("leanloop")
+    return isinstance(report, dict) and report.get("stop_reason") == "paused"
 
 
 def _stored_answer(final: AIMessage) -> AIMessage:

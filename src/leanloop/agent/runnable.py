@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import dataclasses
 import inspect
 import os
@@ -20,7 +21,7 @@ from typing import Any, cast
 
 from langchain_core.callbacks import AsyncCallbackManagerForChainRun
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, AIMessageChunk
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.runnables import (
     Runnable,
     RunnableConfig,
@@ -45,15 +46,18 @@ from leanloop.exceptions import (
     ToolError,
 )
 from leanloop.loop import AgentLoop, TextSink
+from leanloop.loop.policies.approval import ALL_DECISIONS, Approver, DecisionName
 from leanloop.models import build_chat_model
 from leanloop.protocol import question_of
 from leanloop.report import ENDED_OTHERWISE
 from leanloop.sessions import without_session
 from leanloop.spec import load_specs
 from leanloop.spec.load import load_specs_from_dict
+from leanloop.spec.tooloptions import asks_approval
 from leanloop.spec.toolrefs import TOOL_NAME
 from leanloop.spec.types import AGENT_PREFIX, AgentSpec, ModelSpec
 from leanloop.tools.agents import agent_tool
+from leanloop.tools.edits import preview_edit
 from leanloop.tools.loader import build_tools_by_ref, tool_of
 from leanloop.tools.mcp import McpSessions
 from leanloop.tools.registry import ToolPolicy, ToolRegistry
@@ -96,6 +100,13 @@ class LLMAgent(RunnableSerializable[AgentInput, AIMessage]):
     estimators: TokenEstimators = SHARED_ESTIMATORS
     """Where the runs' token estimates learn from the server's counts: the process's
     registry, or one of the agent's own (its sub-agents share it)."""
+    tool_approval: dict[str, tuple[DecisionName, ...]] = Field(default_factory=dict)
+    """Per tool name whose calls ask a person first, the decisions allowed (the file's
+    ``approval`` and ``approve_decisions``; ADR 0037)."""
+    approver: Approver | None = None
+    """Who decides on a call that asks (sync or async ``(ApprovalRequest) -> Decision``);
+    ``None``: such a call pauses the run. ``config["configurable"]["approver"]`` wins,
+    and a run hands its approver to its sub-agents."""
 
     def __init__(self, **data: Any) -> None:
         """Build the agent: from ``spec=`` and objects, or Python-first (see the class).
@@ -140,8 +151,11 @@ class LLMAgent(RunnableSerializable[AgentInput, AIMessage]):
         pruning_model: BaseChatModel | None = None,
         extra_tools: Sequence[Any] = (),
         estimators: TokenEstimators = SHARED_ESTIMATORS,
+        approver: Approver | None = None,
     ) -> LLMAgent:
         """Build the agent ``spec`` describes; ``model``/``tools``/``pruning_model`` override it.
+
+        ``approver`` decides on the calls that ask a person (see :attr:`approver`).
 
         ``extra_tools`` are added to the spec's tools (ignored when ``tools`` replaces them).
         Tools may be ``BaseTool`` objects, plain functions or other ``LLMAgent`` objects.
@@ -155,15 +169,17 @@ class LLMAgent(RunnableSerializable[AgentInput, AIMessage]):
         policies: dict[str, ToolPolicy] = {}
         if tools is not None:
             built_tools = list(tools)
+            approval = None  # by the tools' names, once they are tool objects (below)
         else:
             extra = _tool_objects(extra_tools, where="tools", spec=spec)
             built = _build_tools(spec, extra=extra, estimators=estimators)
             built_tools = [tool for _, tool in built]
             policies = _policies(spec, built)
+            approval = _approval(spec, built)
         pruning = pruning_model
         if pruning is None and spec.allow_tool_output_pruning and spec.pruning_model is not None:
             pruning = build_chat_model(spec.pruning_model)
-        return cls(
+        agent = cls(
             spec=spec,
             model=built_model,
             tools=built_tools,
@@ -172,7 +188,50 @@ class LLMAgent(RunnableSerializable[AgentInput, AIMessage]):
             answer_schema=_output_schema(spec),
             name=spec.name,
             estimators=estimators,
+            tool_approval=approval or {},
+            approver=approver,
         )
+        if approval is None:
+            # Tools given as objects: a built-in's name is its reference.
+            asks = _approval(spec, [(tool.name, tool) for tool in agent.tools])
+            agent = agent.model_copy(update={"tool_approval": asks})
+        return agent
+
+    def with_approver(self, approver: Approver | None) -> LLMAgent:
+        """This agent with ``approver`` deciding on the calls that ask (``None``: none,
+        so that such a call pauses the run)."""
+        return self.model_copy(update={"approver": approver})
+
+    async def aresume(
+        self,
+        thread_id: str,
+        decisions: Mapping[str, object] | None = None,
+        config: RunnableConfig | None = None,
+    ) -> AIMessage:
+        """Go on with the session's paused turn, with a decision per waiting call id.
+
+        The same as ``ainvoke("", {"configurable": {"thread_id": thread_id, "resume":
+        True, "approvals": decisions}})``: a decision is an ``Approve()``,
+        ``EditArgs(args)`` or ``Reject(reason)`` (or ``"approve"``, ``"reject"``, or
+        ``{"decision": "edit", "args": {...}}``); a call left without one is asked of the
+        approver, else it pauses again.
+        """
+        given = dict((config or {}).get("configurable") or {})
+        given.update(thread_id=thread_id, resume=True, approvals=dict(decisions or {}))
+        return await self.ainvoke(
+            "", cast(RunnableConfig, {**(config or {}), "configurable": given})
+        )
+
+    def resume(
+        self,
+        thread_id: str,
+        decisions: Mapping[str, object] | None = None,
+        config: RunnableConfig | None = None,
+    ) -> AIMessage:
+        """Synchronous :meth:`aresume`."""
+        given = dict((config or {}).get("configurable") or {})
+        given.update(thread_id=thread_id, resume=True, approvals=dict(decisions or {}))
+        return self.invoke("", cast(RunnableConfig, {**(config or {}), "configurable": given}))
 
     @classmethod
     def from_file(
@@ -281,12 +340,22 @@ class LLMAgent(RunnableSerializable[AgentInput, AIMessage]):
             policies=self.tool_policies,
             mcp_sessions=sessions,
         )
+        preview = None
+        if workspace is not None and self.tool_approval:
+            root, state = workspace, registry.workspace_run
+
+            def preview(tool: str, args: Mapping[str, Any]) -> str | None:
+                return preview_edit(root, state, tool, args)
+
         return AgentLoop(
             spec=spec,
             model=self.model,
             registry=registry,
             pruning_model=self.pruning_model,
             estimators=self.estimators,
+            approval=self.tool_approval,
+            approver=self.approver,
+            preview=preview,
         )
 
     async def ainvoke(
@@ -404,6 +473,25 @@ class LLMAgent(RunnableSerializable[AgentInput, AIMessage]):
     ) -> AIMessage:
         messages = opening_messages(input, system_prompt=self.spec.system_prompt)
         child = cast(RunnableConfig, {**config, "callbacks": run_manager.get_child()})
+        given: Mapping[str, Any] = config.get("configurable") or {}
+        # A sub-agent's calls ask through its parent's approver: the parent's run sets it
+        # for everything it awaits, the sub-agent's run among them (ADR 0037).
+        approver = given.get("approver") or _RUN_APPROVER.get() or self.approver
+        if approver is not None:
+            child["configurable"] = {**given, "approver": approver}
+        token = _RUN_APPROVER.set(approver)
+        try:
+            return await self._arun_with(messages, child, config, on_text)
+        finally:
+            _RUN_APPROVER.reset(token)
+
+    async def _arun_with(
+        self,
+        messages: list[BaseMessage],
+        child: RunnableConfig,
+        config: RunnableConfig,
+        on_text: TextSink | None,
+    ) -> AIMessage:
         thread, resume = session_of(config)
         # One MCP session per server for the whole run, opened at its first call and
         # closed here however the run ends (an answer, a failure, a cancellation), so no
@@ -429,10 +517,18 @@ class LLMAgent(RunnableSerializable[AgentInput, AIMessage]):
             raise NoAnswer(final)
         if self.answer_schema is None:
             return final
+        if final.response_metadata.get("leanloop", {}).get("stop_reason") == "paused":
+            # Waiting for a person: there is no answer to type yet.
+            return final.model_copy(update={"additional_kwargs": {"parsed": None}})
         return await attach_structured(
             self.model, self.answer_schema, final, question=question_of(messages), config=child
         )
 
+
+_RUN_APPROVER: contextvars.ContextVar[Approver | None] = contextvars.ContextVar(
+    "leanloop_run_approver", default=None
+)
+"""The approver of the run in progress, which its sub-agents' runs ask through."""
 
 _loop_lock = threading.Lock()
 _loop: asyncio.AbstractEventLoop | None = None
@@ -477,6 +573,7 @@ def _python_first(data: dict[str, Any]) -> dict[str, Any]:
     name = options.pop("name", None) or "agent"
     given_tools = options.pop("tools", None) or []
     context_window = options.pop("context_window", None)
+    approver = options.pop("approver", None)  # a callable, not an agents-file key
     pruning_model = options.get("pruning_model")
     schema = options.get("output_schema")
     where = _caller()
@@ -506,6 +603,7 @@ def _python_first(data: dict[str, Any]) -> dict[str, Any]:
         model=model if isinstance(model, BaseChatModel) else None,
         pruning_model=pruning_model if isinstance(pruning_model, BaseChatModel) else None,
         extra_tools=_tool_objects(objects, where="tools", caller=where),
+        approver=approver,
     )
     fields = {key: getattr(built, key) for key in type(built).model_fields}
     if isinstance(schema, type):
@@ -638,6 +736,19 @@ def _policies(spec: AgentSpec, built: list[tuple[str, BaseTool]]) -> dict[str, T
         for ref, tool in built
         if ref in options
     }
+
+
+def _approval(
+    spec: AgentSpec, built: Sequence[tuple[str, BaseTool]]
+) -> dict[str, tuple[DecisionName, ...]]:
+    """Per tool name whose calls ask a person first, the decisions allowed (ADR 0037)."""
+    options = {option.ref: option for option in spec.tool_options}
+    asks: dict[str, tuple[DecisionName, ...]] = {}
+    for ref, tool in built:
+        option = options.get(ref)
+        if asks_approval(ref, option.approval if option is not None else None):
+            asks[tool.name] = option.approve_decisions if option is not None else ALL_DECISIONS
+    return asks
 
 
 def _schema_class(schema: object) -> type[BaseModel]:

@@ -7,12 +7,18 @@ results file, each agent's model), so bad input is one located line per problem 
 progress on stderr when that is a terminal (:mod:`leanloop.batch.progress`), and prints the
 summary on stdout: a few lines, or with ``--json`` one JSON object and no progress line.
 
-Exit 0 when every task has a result and none failed; 1 when a task failed or was left
-without a result (a run of the batch again retries only those without one), or when a
-result could not be written (a full disk: one line, ``cannot write FILE: No space left on
-device; rerun to resume``); 2 for bad input, and for a results file another batch is
-writing (it holds the file's lock: a second batch would run every task again), which is
-left untouched.
+A tool call that asks a person (ADR 0037) is decided by ``--approve TOOL``,
+``--approve-all`` or an ``--approvals FILE`` (:mod:`leanloop.batch.approvals`); one they do
+not cover pauses its task, recorded with ``stop_reason: "paused"`` and its
+``pending_calls``; a run of the batch again (with decisions) runs the paused tasks again.
+
+Exit 0 when every task has a result and none failed or paused; 1 when a task failed or
+was left without a result (a run of the batch again retries only those without one), or
+when a result could not be written (a full disk: one line, ``cannot write FILE: No space
+left on device; rerun to resume``); 2 for bad input, and for a results file another batch
+is writing (it holds the file's lock: a second batch would run every task again), which is
+left untouched; :data:`EXIT_PAUSED` (4, as ``leanloop run``'s) when tasks paused for
+approval and none failed or lacks a result.
 """
 
 from __future__ import annotations
@@ -26,13 +32,18 @@ from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
 
+from leanloop.batch.approvals import read_approvals
 from leanloop.batch.progress import BatchProgress
-from leanloop.batch.results import ResultsFile
+from leanloop.batch.results import ResultsFile, is_paused
 from leanloop.batch.summary import summarize
 from leanloop.batch.tasks import read_tasks
 from leanloop.exceptions import SpecError, SpecIssue
 
-__all__ = ["add_arguments", "batch_command"]
+__all__ = ["EXIT_PAUSED", "add_arguments", "batch_command"]
+
+EXIT_PAUSED = 4
+"""The exit code of a batch whose tasks paused for approval, none failed or missing (the
+same as ``leanloop run``'s ``EXIT_PAUSED``)."""
 
 T = TypeVar("T")
 Runner = Callable[[Coroutine[Any, Any, T]], T]
@@ -72,6 +83,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="print the summary as one JSON object (and no progress line on stderr)",
     )
+    parser.add_argument(
+        "--approve",
+        action="append",
+        default=[],
+        metavar="TOOL",
+        help="approve every call of TOOL that asks a person first (repeatable); a call "
+        "no decision covers pauses its task (exit code 4)",
+    )
+    parser.add_argument(
+        "--approve-all",
+        action="store_true",
+        help="approve every call that asks a person first (edits, run_command, approval: ask)",
+    )
+    parser.add_argument(
+        "--approvals",
+        metavar="FILE",
+        help="a YAML file of decisions by tool: approve, reject, or 'reject: REASON' "
+        "(before --approve and --approve-all)",
+    )
 
 
 def batch_command(args: argparse.Namespace, run: Runner[Any]) -> int:
@@ -105,12 +135,18 @@ def batch_command(args: argparse.Namespace, run: Runner[Any]) -> int:
                 )
             ]
         )
+    approvals = read_approvals(args.approvals, tools=args.approve, approve_all=args.approve_all)
     tasks = read_tasks(args.tasks, list(specs), default_agent=args.agent)
     if _same_file(Path(args.tasks), args.out):
         raise SpecError([SpecIssue("--out", None, None, "", f"{args.out} is the tasks file")])
     _build_agents(specs, {task.agent for task in tasks})
     with ResultsFile.open(args.out) as results:
-        todo = [task for task in tasks if task.id not in results.records]
+        # A paused task has no result yet: it runs again (with this run's decisions).
+        todo = [
+            task
+            for task in tasks
+            if task.id not in results.records or is_paused(results.records[task.id])
+        ]
         skipped = len(tasks) - len(todo)
         # The line is for a person watching: under --json stderr may be read by a program
         # as well (off a terminal, BatchProgress draws nothing anyway).
@@ -129,6 +165,7 @@ def batch_command(args: argparse.Namespace, run: Runner[Any]) -> int:
                         concurrency=args.concurrency or 1,
                         on_result=progress.finished,
                         on_start=progress.started,
+                        approvals=approvals,
                     )
                 )
             else:
@@ -144,6 +181,7 @@ def batch_command(args: argparse.Namespace, run: Runner[Any]) -> int:
                     on_result=progress.finished,
                     on_start=progress.started,
                     on_lost=progress.lost,
+                    approvals=approvals,
                 )
                 lost = outcome.lost
         summary = summarize(
@@ -163,7 +201,9 @@ def batch_command(args: argparse.Namespace, run: Runner[Any]) -> int:
     else:
         for line in summary.lines():
             print(line)
-    return 0 if summary.failed == 0 and summary.missing == 0 else 1
+    if summary.failed or summary.missing:
+        return 1
+    return EXIT_PAUSED if summary.paused else 0
 
 
 def _same_file(a: Path, b: Path) -> bool:

@@ -29,6 +29,7 @@ from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from leanloop.batch.approvals import BatchApprovals
 from leanloop.batch.runner import OnResult, OnStart, run_task
 from leanloop.batch.tasks import BatchTask
 from leanloop.exceptions import LeanloopError
@@ -76,6 +77,7 @@ def run_ray(
     on_result: OnResult | None = None,
     on_start: OnStart | None = None,
     on_lost: OnStart | None = None,
+    approvals: BatchApprovals | None = None,
 ) -> RayOutcome:
     """Run ``tasks`` on a Ray cluster, writing each result here as it comes back.
 
@@ -90,6 +92,7 @@ def run_ray(
         on_result: Called with each result once it is written.
         on_start: Called with each task as it is submitted (it is in flight from then).
         on_lost: Called with each task that came back without a result.
+        approvals: The decisions on calls that ask a person (sent to each worker).
 
     Returns:
         The tasks left without a result: their worker died on every try, or the worker
@@ -126,13 +129,14 @@ def run_ray(
         # joined cluster of more CPUs, `concurrency` in flight is the cap itself.
         window = 2 * cpus if address is None else (concurrency or 2 * cpus)
         remote = ray.remote(num_cpus=1, max_retries=MAX_RETRIES)(run_on_worker)
+        shipped_approvals = approvals.to_dict() if approvals is not None else None
         outcome = RayOutcome()
         queue: Iterator[BatchTask] = iter(tasks)
         pending: dict[Any, BatchTask] = {}
 
         def submit() -> None:
             for task in islice(queue, window - len(pending)):
-                pending[remote.remote(relative, task.to_dict())] = task
+                pending[remote.remote(relative, task.to_dict(), shipped_approvals)] = task
                 if on_start is not None:
                     on_start(task)
 
@@ -165,7 +169,9 @@ _specs: dict[tuple[str, str], AgentSpec] = {}
 """The agents a worker process has loaded, by (agents file, agent): loaded once per process."""
 
 
-def run_on_worker(agents_file: str, task: Mapping[str, Any]) -> dict[str, Any]:
+def run_on_worker(
+    agents_file: str, task: Mapping[str, Any], approvals: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
     """Run one task on a Ray worker; return its result line.
 
     The worker's folder is the shipped one, so ``agents_file`` (relative to it) loads
@@ -175,6 +181,7 @@ def run_on_worker(agents_file: str, task: Mapping[str, Any]) -> dict[str, Any]:
     Args:
         agents_file: The agents file, relative to the shipped folder.
         task: The task, as :meth:`BatchTask.to_dict` made it.
+        approvals: The batch's decisions, as :meth:`BatchApprovals.to_dict` made them.
 
     Returns:
         The result line, as :func:`leanloop.batch.runner.run_task` makes it.
@@ -185,4 +192,5 @@ def run_on_worker(agents_file: str, task: Mapping[str, Any]) -> dict[str, Any]:
     key = (agents_file, batch_task.agent)
     if key not in _specs:
         _specs[key] = load_specs(agents_file, only=batch_task.agent)[batch_task.agent]
-    return asyncio.run(run_task(_specs[key], batch_task))
+    decisions = BatchApprovals.from_dict(approvals) if approvals is not None else None
+    return asyncio.run(run_task(_specs[key], batch_task, decisions))

@@ -8,6 +8,9 @@ next run drops it (the task was not finished: it runs again) before appending.
 
 Opening an existing file reads the ids it holds: the batch skips those tasks, so running a
 batch again after a crash finishes it without running a task twice or writing an id twice.
+A task that paused for approval (``stop_reason: "paused"``, ADR 0037) has no result yet:
+it runs again, and its new line stands in place of the paused one (the later line of an
+id wins only over a paused one; two other lines of one id are refused).
 
 The file is locked (``flock``, exclusive, not waited for) from before it is read until it
 is closed: a second batch on the same file would read the same ids, run every task again
@@ -38,7 +41,7 @@ from leanloop.exceptions import InvalidArgument, LeanloopError, SpecError, SpecI
 if sys.platform != "win32":
     import fcntl
 
-__all__ = ["BUSY", "ResultsFile", "Write"]
+__all__ = ["BUSY", "ResultsFile", "Write", "is_paused"]
 
 _log = logging.getLogger(__name__)
 
@@ -50,6 +53,11 @@ Write = Callable[[int, bytes], int]
 
 _KEPT = ("id", "agent", "usage", "seconds", "expected")
 """The keys of a result that cannot be written that its failed stand-in keeps, if it can."""
+
+
+def is_paused(record: dict[str, Any]) -> bool:
+    """Whether ``record`` is of a task that paused for approval: it runs again."""
+    return record.get("stop_reason") == "paused"
 
 
 class ResultsFile:
@@ -115,13 +123,13 @@ class ResultsFile:
             The record written (``record``, or its failed stand-in).
 
         Raises:
-            InvalidArgument: The file already holds a result for this id (a bug of the caller:
-                the runners never run a task twice).
+            InvalidArgument: The file already holds a result for this id, other than a
+                paused one (a bug of the caller: the runners never run a task twice).
             LeanloopError: The line could not be written (a full disk): one line naming the
                 file and the reason; this write and every later one fail.
         """
         task_id = record["id"]
-        if task_id in self.records:
+        if task_id in self.records and not is_paused(self.records[task_id]):
             msg = f"the results file already holds task {task_id!r}"
             raise InvalidArgument(msg)
         if self._failed is not None:
@@ -273,7 +281,7 @@ def _parse(data: bytes, source: str) -> dict[TaskId, dict[str, Any]]:
         task_id = item.get("id") if isinstance(item, dict) else None
         if isinstance(task_id, bool) or not isinstance(task_id, str | int):
             issues.append(SpecIssue(source, number, None, "id", "not a result line (no task id)"))
-        elif task_id in records:
+        elif task_id in records and not is_paused(records[task_id]):
             issues.append(
                 SpecIssue(
                     source,

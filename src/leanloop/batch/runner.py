@@ -13,6 +13,11 @@ A task's ``expected`` is matched with a time limit (:data:`MATCH_SECONDS`), by t
 holds the GIL while it backtracks, so a pattern such as ``(a|aa)+$`` would hold the batch
 at full CPU for hours, deaf to Ctrl-C and SIGTERM. A match that runs out of time counts as
 not correct, with a ``note`` in the result line saying so.
+
+A tool call that asks a person (ADR 0037) is decided by the batch's flags or policy file
+(:mod:`leanloop.batch.approvals`, :func:`batch_approver`); one they do not cover pauses
+its task: the result line's ``stop_reason`` is ``paused``, its ``pending_calls`` list the
+calls, and ``expected`` is not matched (a waiting text is no answer, right or wrong).
 """
 
 from __future__ import annotations
@@ -27,14 +32,17 @@ import regex  # type: ignore[import-untyped,unused-ignore]  # no stubs in the de
 from leanloop.exceptions import LeanloopError, RunFailed, StructuredOutputError
 
 if TYPE_CHECKING:
+    from leanloop.batch.approvals import BatchApprovals
     from leanloop.batch.results import ResultsFile
     from leanloop.batch.tasks import BatchTask
+    from leanloop.loop.policies.approval import Approver
     from leanloop.spec.types import AgentSpec
 
 __all__ = [
     "MATCH_SECONDS",
     "OnResult",
     "OnStart",
+    "batch_approver",
     "expected_matches",
     "result_record",
     "run_local",
@@ -52,12 +60,15 @@ MATCH_SECONDS = 1.0
 microseconds; one that backtracks without end is cut here, and a signal waits at most this)."""
 
 
-async def run_task(spec: AgentSpec, task: BatchTask) -> dict[str, Any]:
+async def run_task(
+    spec: AgentSpec, task: BatchTask, approvals: BatchApprovals | None = None
+) -> dict[str, Any]:
     """Run ``task`` on a fresh agent built from ``spec``; return its result line.
 
     A run that fails (the model's server down, an answer that cannot be typed, a model
     that raises) is a result too, with ``stop_reason`` ``failed`` and its ``error``: one
-    task's failure never stops the batch.
+    task's failure never stops the batch. ``approvals`` decide on the calls that ask a
+    person; without them (or a decision) such a call pauses the task.
     """
     from leanloop.agent import LLMAgent  # noqa: PLC0415 - LangChain only once a task runs
     from leanloop.budget import TokenEstimators  # noqa: PLC0415
@@ -68,6 +79,8 @@ async def run_task(spec: AgentSpec, task: BatchTask) -> dict[str, Any]:
     try:
         # Its own estimators: what the task trims never depends on the tasks before it.
         agent = LLMAgent.from_spec(spec, estimators=TokenEstimators())
+        # Never the agent's own approver (none from a file) and never a terminal.
+        agent = agent.with_approver(batch_approver(approvals) if approvals else None)
         message = await agent.ainvoke(task.question)
         answer = message.text
         report = dict(message.response_metadata.get("leanloop", {}))
@@ -79,6 +92,33 @@ async def run_task(spec: AgentSpec, task: BatchTask) -> dict[str, Any]:
     except Exception as exc:  # one task's failure is its result, never the batch's end
         report, error = {}, f"{type(exc).__name__}: {exc}"
     return result_record(task, answer, report, error=error, seconds=time.perf_counter() - started)
+
+
+def batch_approver(approvals: BatchApprovals) -> Approver:
+    """The approver of a batch's tasks: the file's rule, ``--approve``, ``--approve-all``,
+    else a pause (:mod:`leanloop.batch.approvals`)."""
+    from leanloop.loop.policies.approval import (  # noqa: PLC0415 - LangChain once a task runs
+        ApprovalRequest,
+        Approve,
+        Decision,
+        Pause,
+        Reject,
+    )
+
+    named = frozenset(approvals.tools)
+
+    def decide(request: ApprovalRequest) -> Decision:
+        rule = approvals.rules.get(request.tool)
+        if rule is not None:
+            by = f"batch --approvals {approvals.source}"
+            return Approve(by=by) if rule[0] == "approve" else Reject(rule[1], by=by)
+        if request.tool in named:
+            return Approve(by=f"batch --approve {request.tool}")
+        if approvals.approve_all:
+            return Approve(by="batch --approve-all")
+        return Pause(f"no decision for {request.tool} in the batch's flags or --approvals file")
+
+    return decide
 
 
 def expected_matches(
@@ -119,11 +159,12 @@ def result_record(
     ``match_seconds`` is the time ``expected`` may take to match (:func:`expected_matches`).
     """
     requests = [r for r in report.get("requests", ()) if isinstance(r, Mapping)]
+    stop_reason = "failed" if error is not None else report.get("stop_reason", "answer")
     record: dict[str, Any] = {
         "id": task.id,
         "agent": task.agent,
         "answer": answer,
-        "stop_reason": "failed" if error is not None else report.get("stop_reason", "answer"),
+        "stop_reason": stop_reason,
         "usage": {
             "input_tokens": _sum(requests, "input_tokens"),
             "output_tokens": _sum(requests, "output_tokens"),
@@ -131,8 +172,11 @@ def result_record(
         },
         "seconds": round(seconds, 3),
     }
+    if stop_reason == "paused":
+        record["pending_calls"] = list(report.get("pending_calls") or [])
     if task.expected is not None:
         record["expected"] = task.expected
+    if task.expected is not None and stop_reason != "paused":
         record["correct"], note = expected_matches(task.expected, answer, seconds=match_seconds)
         if note is not None:
             record["note"] = note
@@ -150,6 +194,7 @@ async def run_local(
     concurrency: int,
     on_result: OnResult | None = None,
     on_start: OnStart | None = None,
+    approvals: BatchApprovals | None = None,
 ) -> None:
     """Run ``tasks`` here, ``concurrency`` at a time, writing each result as it finishes.
 
@@ -169,7 +214,7 @@ async def run_local(
         async with limit:
             if on_start is not None:
                 on_start(task)
-            record = await run_task(specs[task.agent], task)
+            record = await run_task(specs[task.agent], task, approvals)
         # No await between the run's end and the write: one writer, lines never interleave.
         written = results.write(record)
         if on_result is not None:

@@ -25,6 +25,9 @@ class BatchSummary:
         ended_otherwise: Results ended by ``max_rounds``, ``budget_exhausted`` or
             ``repeated_calls`` (an answer leanloop composed).
         failed: Results of failed runs.
+        paused: Tasks that wait for a decision on a tool call (ADR 0037): no decision of
+            the batch's flags or ``--approvals`` file covered it; a run again with one
+            runs them again.
         with_expected: Results whose task has an ``expected`` pattern.
         correct: Of those, the answers it matches.
         input_tokens: Prompt tokens over every result (as the servers reported them).
@@ -40,6 +43,7 @@ class BatchSummary:
     answered: int
     ended_otherwise: int
     failed: int
+    paused: int = 0
     with_expected: int
     correct: int
     input_tokens: int
@@ -60,6 +64,11 @@ class BatchSummary:
         )
         first += f" · {self.answered} answered · {self.ended_otherwise} ended otherwise"
         first += f" · {self.failed} failed"
+        if self.paused:
+            first += (
+                f" · {self.paused} paused for approval (run the batch again with --approve "
+                "TOOL, --approve-all or --approvals FILE)"
+            )
         if self.missing:
             first += f" · {self.missing} without a result (run the batch again to finish them)"
         lines = [first]
@@ -108,6 +117,7 @@ def summarize(
         answered=reasons.count("answer"),
         ended_otherwise=sum(1 for r in reasons if r in ENDED_OTHERWISE),
         failed=reasons.count("failed"),
+        paused=reasons.count("paused"),
         with_expected=len(expected),
         correct=sum(1 for row in expected if row.get("correct") is True),
         input_tokens=sum(_usage(row, "input_tokens") for row in rows),

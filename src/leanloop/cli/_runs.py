@@ -29,7 +29,9 @@ __all__ = [
     "EXIT_ENDED_OTHERWISE",
     "EXIT_FAILED",
     "EXIT_OK",
+    "EXIT_PAUSED",
     "PARTIAL_MARK",
+    "add_approval_arguments",
     "interrupt_json",
     "interrupt_said",
     "json_error_text",
@@ -41,11 +43,31 @@ __all__ = [
 ]
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_ENDED_OTHERWISE = 0, 1, 2, 3
+EXIT_PAUSED = 4
+"""The run paused before tool calls that wait for a person's decision (ADR 0037): no
+flag approved them and no terminal could ask; ``--session ID --resume`` goes on."""
 
 PARTIAL_MARK = "[leanloop: the run failed; the text above is not an answer]"
 """The stdout line after text a failed run had already streamed (exit 1 follows)."""
 
 T = TypeVar("T")
+
+
+def add_approval_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--approve TOOL`` (repeatable) and ``--approve-all``."""
+    parser.add_argument(
+        "--approve",
+        action="append",
+        default=[],
+        metavar="TOOL",
+        help="approve every call of TOOL that asks a person first (repeatable); without it "
+        "a terminal is asked, and with no terminal the run pauses (exit 4)",
+    )
+    parser.add_argument(
+        "--approve-all",
+        action="store_true",
+        help="approve every call that asks a person first (edits, run_command, approval: ask)",
+    )
 
 
 async def stream_answer(

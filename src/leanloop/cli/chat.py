@@ -49,6 +49,7 @@ from leanloop.cli._runs import (
     EXIT_BAD_INPUT,
     EXIT_FAILED,
     EXIT_OK,
+    add_approval_arguments,
     run_interruptible,
     session_id,
     stream_answer,
@@ -120,6 +121,7 @@ def add_arguments(chat: argparse.ArgumentParser) -> None:
         help="print the progress lines as they come (on a terminal they are folded into "
         "one line after each answer)",
     )
+    add_approval_arguments(chat)
     noise = chat.add_mutually_exclusive_group()
     noise.add_argument("--quiet", "-q", action="store_true", help="print answers only")
     noise.add_argument(
@@ -403,8 +405,11 @@ def run_chat(args: argparse.Namespace) -> int:
             print(line, file=sys.stderr, flush=True)
     # The banner is out: now the slow part (LangChain, the model, the tools).
     from leanloop.agent import LLMAgent  # noqa: PLC0415
+    from leanloop.cli.approve import cli_approver  # noqa: PLC0415
 
     agent = LLMAgent.from_spec(spec) if spec is not None else LLMAgent.from_file(args.file)
+    approver = cli_approver(tools=args.approve, approve_all=args.approve_all, terminal=interactive)
+    agent = agent.with_approver(approver)
     if spec is None and not args.quiet:
         for line in banner_lines(agent.spec, thread, given=given is not None):
             print(line, file=sys.stderr, flush=True)
@@ -516,6 +521,12 @@ def _turn(
         print(f"error: {redact_text(str(exc))}", file=sys.stderr)
         return False
     state.report = {"answer": answer, **report}
+    if report.get("stop_reason") == "paused":
+        from leanloop.cli.approve import pending_lines  # noqa: PLC0415
+
+        print("leanloop: the turn paused; these calls wait for approval:", file=sys.stderr)
+        for line in pending_lines(report):
+            print(line, file=sys.stderr)
     if not args.quiet:
         line = summary_line(report)
         if not live and state.turns == 1 and report.get("window"):

@@ -40,7 +40,9 @@ from leanloop.cli._runs import (
     EXIT_ENDED_OTHERWISE,
     EXIT_FAILED,
     EXIT_OK,
+    EXIT_PAUSED,
     PARTIAL_MARK,
+    add_approval_arguments,
     interrupt_json,
     interrupt_said,
     json_error_text,
@@ -71,6 +73,7 @@ __all__ = [
     "EXIT_ENDED_OTHERWISE",
     "EXIT_FAILED",
     "EXIT_OK",
+    "EXIT_PAUSED",
     "PARTIAL_MARK",
     "Command",
     "main",
@@ -78,8 +81,9 @@ __all__ = [
 
 _EPILOG = """exit codes: 0 answered · 1 failed · 2 bad input (or a session that cannot take
 the turn: busy, or an unfinished turn to --resume) · 3 ended otherwise (max_rounds,
-budget_exhausted, repeated_calls, no_answer: stderr says what stopped it) · 130 interrupted
-(143 SIGTERM, 129 SIGHUP)"""
+budget_exhausted, repeated_calls, no_answer: stderr says what stopped it) · 4 paused: tool
+calls wait for a person's approval (stderr lists them; --session ID --resume with --approve
+goes on) · 130 interrupted (143 SIGTERM, 129 SIGHUP)"""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -317,6 +321,7 @@ def _run_arguments(run: argparse.ArgumentParser) -> None:
     )
     run.add_argument("--json", action="store_true", help="print the run report as JSON")
     run.add_argument("--html", type=Path, metavar="PATH", help="write a page of the run")
+    add_approval_arguments(run)
     noise = run.add_mutually_exclusive_group()
     noise.add_argument("--quiet", "-q", action="store_true", help="print the answer only")
     noise.add_argument("--verbose", "-v", action="store_true", help="debug logs on stderr")
@@ -526,7 +531,13 @@ def _run(args: argparse.Namespace) -> int:
         return _bad_input(args, f"the question is not UTF-8 text: {problem}; nothing was sent")
     if args.html is not None and (problem := _unwritable(args.html)) is not None:
         return _bad_input(args, f"--html {args.html}: cannot write the page there: {problem}")
+    from leanloop.cli.approve import cli_approver  # noqa: PLC0415 - keep `--help` fast
+
     agent = LLMAgent.from_file(args.file, args.agent)
+    # --json keeps stdout for the report: the terminal is not asked then, the flags are.
+    terminal = False if args.json else None
+    approver = cli_approver(tools=args.approve, approve_all=args.approve_all, terminal=terminal)
+    agent = agent.with_approver(approver)
     session = {"thread_id": thread, "resume": args.resume} if thread is not None else None
     try:
         answer, report = run_interruptible(
@@ -551,6 +562,8 @@ def _run(args: argparse.Namespace) -> int:
     reason = str(report.get("stop_reason"))
     if not args.quiet:
         print(summary_line(report), file=sys.stderr)
+    if reason == "paused":
+        return _paused(report, thread)
     if reason in ENDED_OTHERWISE:
         from leanloop.endings import describe_ending  # noqa: PLC0415 - keep `--help` fast
 
@@ -558,6 +571,22 @@ def _run(args: argparse.Namespace) -> int:
         return EXIT_ENDED_OTHERWISE
     # The page was asked for and is missing: the command did not do all it was asked.
     return EXIT_OK if written else EXIT_FAILED
+
+
+def _paused(report: Mapping[str, Any], thread: str | None) -> int:
+    """Say which calls wait for a decision, and how to go on; the paused exit code."""
+    from leanloop.cli.approve import pending_lines  # noqa: PLC0415 - keep `--help` fast
+
+    calls = report.get("pending_calls") or []
+    print(f"leanloop: the run paused: {len(calls)} tool calls wait for approval:", file=sys.stderr)
+    for line in pending_lines(report):
+        print(line, file=sys.stderr)
+    if thread is not None:
+        how = f"--session {thread} --resume with --approve TOOL or --approve-all, or on a terminal"
+    else:
+        how = "run with --session ID to resume it later, or approve with --approve/--approve-all"
+    print(f"leanloop: to go on: {how}", file=sys.stderr)
+    return EXIT_PAUSED
 
 
 async def _stream(

@@ -31,6 +31,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from leanloop.cli.htmlapprovals import approvals_section
 from leanloop.cli.htmlplot import plot_section
 from leanloop.cli.htmlstyle import page_head
 from leanloop.cli.htmlvalues import (
@@ -110,6 +111,7 @@ def render_html(
         plot_section(requests, int_of(report.get("window"))),
         _conversation(report, answer, requests, calls),
         _context(report),
+        approvals_section(report),
         _requests_table(requests),
         "</main>\n</body>\n</html>\n",
     ]

@@ -19,7 +19,8 @@ text-mode fallback, the synthesis flow, the repeat guard, the answer after repea
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import (
@@ -36,8 +37,17 @@ from leanloop.budget import SHARED_ESTIMATORS, TokenEstimators
 from leanloop.budget.run import RunBudget
 from leanloop.budget.window import default_resolver
 from leanloop.loop.ending import final_answer, finish
+from leanloop.loop.pause import PausedReply, mark_paused, paused_reply, waiting_text
 from leanloop.loop.policies.answer_after_repeats import AnswerAfterRepeatsConfig
 from leanloop.loop.policies.answer_check import AnswerCheckConfig
+from leanloop.loop.policies.approval import (
+    ApprovalConfig,
+    Approver,
+    DecisionName,
+    Preview,
+    decision_from,
+    decision_to_dict,
+)
 from leanloop.loop.policies.cut_stream import CutStreamConfig, CutStreamError
 from leanloop.loop.policies.hooks import (
     FinalRequest,
@@ -82,8 +92,16 @@ class AgentLoop:
         registry: ToolRegistry,
         pruning_model: BaseChatModel | None = None,
         estimators: TokenEstimators = SHARED_ESTIMATORS,
+        approval: Mapping[str, tuple[DecisionName, ...]] | None = None,
+        approver: Approver | None = None,
+        preview: Preview | None = None,
     ) -> None:
         self.spec = spec
+        self.approval = dict(approval or {})
+        """Per tool name whose calls ask a person first, the decisions allowed (ADR 0037)."""
+        self.approver = approver
+        """Who decides when the run's config names no ``approver``; ``None``: nobody."""
+        self.preview = preview
         self.estimators = estimators
         self.model = model
         self.registry = registry
@@ -146,6 +164,13 @@ class AgentLoop:
         return await self._drive(run)
 
     async def _drive(self, run: RunState) -> AIMessage:
+        if run.paused is not None:  # a resume: the paused reply's calls, decided now
+            read = run.protocol.read(run.paused.reply)
+            done = await self._tool_round(run, read)
+            if done.paused:
+                return await self._pause(run, read, done)
+            if final := run.policies.after_round(view(run), done):
+                return await final_answer(self._requests, run, final)
         while run.step < self.spec.max_rounds:
             prepared = await self._requests.prepare(run, tools=True)
             decision = await run.policies.before_request(view(run), prepared)
@@ -165,9 +190,30 @@ class AgentLoop:
                 reason = run.policies.at_end(view(run), "answer")
                 return await finish(run, read.reply, reason, judge=True, check=self._requests)
             done = await self._tool_round(run, read)
+            if done.paused:
+                return await self._pause(run, read, done)
             if final := run.policies.after_round(view(run), done):
                 return await final_answer(self._requests, run, final)
         return await final_answer(self._requests, run, FinalRequest("max_rounds"))
+
+    async def _pause(self, run: RunState, read: ReadCalls, done: Round) -> AIMessage:
+        """End the run before the reply's calls: they wait for a person (ADR 0037).
+
+        The reply is stored as its step's only message, marked with the calls that wait
+        and the decisions made on its other calls, so a later run goes on from it.
+        """
+        step = run.step + 1
+        run.report.pending_calls = [p.to_dict() for p in done.paused]
+        decided = {
+            str(a["call_id"]): decision_to_dict(_decision_of(a))
+            for a in run.report.approvals
+            if a["step"] == step and a["decision"] != "pause" and a["call_id"] is not None
+        }
+        if run.on_step is not None:
+            await run.on_step(step, [mark_paused(read.reply, done.paused, decided)])
+        run.step = step
+        text = waiting_text(done.paused, session=run.report.session is not None)
+        return await finish(run, AIMessage(content=text), "paused")
 
     async def _start(
         self,
@@ -210,7 +256,13 @@ class AgentLoop:
             room=self._needs_room,
             estimators=self.estimators,
         )
-        policies = Policies(tuple(policy.start() for policy in self._policies))
+        paused = paused_reply(turn.resume)
+        configs = self._policies
+        if self.approval:
+            # First of all: a call a person rejects must never be claimed by the repeat
+            # guard (ADR 0037). An agent whose tools never ask has no such policy.
+            configs = (self._approval(config, paused), *configs)
+        policies = Policies(tuple(policy.start() for policy in configs))
         runner = ToolRunner.for_run(
             spec=self.spec,
             registry=self.registry,
@@ -236,13 +288,38 @@ class AgentLoop:
             schemas=schemas,
             on_step=turn.on_step,
             policies=policies,
+            edits=self.registry.workspace_run.report,
         )
         if runner.pruner is not None and _pruning_shares_server(self.spec):
             run.learn_speed = runner.pruner.observe_request
         if not any(step == 0 for step, _ in turn.resume):
             await self._open(run)
-        _resume(run, turn.resume)
+        if paused is not None:
+            # The paused reply's round is run again, with the decisions; not the history.
+            _resume(run, turn.resume[:-1])
+            run.step = run.report.steps = paused.step - 1
+            run.paused = paused
+        else:
+            _resume(run, turn.resume)
         return run
+
+    def _approval(self, config: RunnableConfig, paused: PausedReply | None) -> ApprovalConfig:
+        """The approval policy's config for one run: who decides (the config's
+        ``approver``, else the agent's), and a resume's decisions on its paused reply."""
+        configurable: Mapping[str, Any] = config.get("configurable") or {}
+        approver = configurable.get("approver") or self.approver
+        given = {}
+        if paused is not None:
+            given = dict(paused.decided)
+            for call_id, value in (configurable.get("approvals") or {}).items():
+                given[str(call_id)] = decision_from(value, by="resume")
+        return ApprovalConfig(
+            asks=self.approval,
+            approver=approver,
+            given=given,
+            preview=self.preview,
+            agent=self.spec.name,
+        )
 
     async def _run_profile(self) -> PromptProfile:
         """The prompting profile of a run: under ``auto``, what a local server says it
@@ -304,6 +381,8 @@ class AgentLoop:
                 view=view(run),
             )
             run.tools_ran = True
+        if done.paused:
+            return done  # nothing ran: the reply does not enter the history
         messages = done.messages
         # A reply and its results enter the history together, or not at all.
         run.history.extend([read.reply, *messages])
@@ -312,6 +391,16 @@ class AgentLoop:
         run.step = run.report.steps = step
         await _emit_step(run, step)
         return done
+
+
+def _decision_of(record: Mapping[str, Any]) -> Any:
+    """A decision of the report's ``approvals`` as :func:`decision_from` reads it."""
+    value = {"decision": record["decision"], "by": record["by"]}
+    if record["decision"] == "edit":
+        value["args"] = record["args"]
+    if record["decision"] == "reject":
+        value["reason"] = record["reason"]
+    return decision_from(value)
 
 
 def _resume(run: RunState, steps: Sequence[tuple[int, Sequence[BaseMessage]]]) -> None:

@@ -154,6 +154,8 @@ async def finish(
             shown = shown.rstrip()  # whitespace shown before a held-back call
         await run.stream.show(text[len(shown) :] if text.startswith(shown) else f"\n\n{text}")
     run.report.stop_reason = reason
+    if run.edits is not None:
+        run.report.edits = run.edits()
     # A step is a request and the round it asked for: the request that answered is
     # the last step (a prefetched file answered at once is one step, not zero).
     run.report.steps = max(run.step, *(r.step for r in run.report.requests), 0)

@@ -19,6 +19,7 @@ from langchain_core.messages.ai import UsageMetadata
 from langchain_core.runnables import RunnableConfig
 
 from leanloop.budget.run import RunBudget
+from leanloop.loop.pause import PausedReply
 from leanloop.loop.policies.hooks import Policies, StepView
 from leanloop.loop.profiles import PromptProfile
 from leanloop.loop.streaming import Stream
@@ -116,6 +117,10 @@ class RunState:
     pruning model shares the main model's server, so pruning limits start measured."""
     policies: Policies = field(default_factory=Policies)
     """The run's policy objects, in the order they are asked (ADR 0034)."""
+    edits: Callable[[], list[dict[str, Any]]] | None = None
+    """The run's edit journal as the report lists it (the registry's workspace run)."""
+    paused: PausedReply | None = None
+    """A resumed run's paused reply, whose calls run first with the decisions (ADR 0037)."""
 
     @property
     def model(self) -> Any:

@@ -35,6 +35,8 @@ from leanloop.loop import prompts
 from leanloop.loop.policies.hooks import (
     AnswerCall,
     CallView,
+    PauseCall,
+    PausedCall,
     PendingCall,
     Policies,
     Round,
@@ -119,6 +121,8 @@ class _Decided:
     """The call as the policies let it run (edited, with their notes)."""
     answer: AnswerCall | None = None
     """What the model gets instead of a result when a policy answered the call."""
+    pause: PauseCall | None = None
+    """Why a policy paused the run before this call (then no call of the reply runs)."""
 
     @property
     def request(self) -> PruneRequest:
@@ -309,6 +313,12 @@ class ToolRunner:
             room_chars=room_chars,
             view=view,
         )
+        if isinstance(results, tuple):  # paused: no call ran, nothing to carry back
+            self.report.events.append(
+                f"step {step}: paused before {len(results)} calls that wait for a decision; "
+                "no call of the reply ran"
+            )
+            return Round([], exhausted=False, calls=len(calls), paused=results)
         messages = result_messages(
             protocol,
             profile,
@@ -336,8 +346,12 @@ class ToolRunner:
         result_cap: int,
         view: StepView,
         room_chars: int | None = None,
-    ) -> list[CallResult]:
+    ) -> list[CallResult] | tuple[PausedCall, ...]:
         """Run ``calls`` (the first ``max_parallel_tools``), in order of the calls.
+
+        When a policy pauses before any call (:class:`PauseCall`, the approval of tool
+        calls), no call runs and the calls that wait for a decision come back instead:
+        the run ends paused, and a later run goes on from the reply with the decisions.
 
         The policies are asked about every call first, in the order of the calls, before
         any runs: a call one policy claims (the repeat guard) is known when the next is
@@ -360,6 +374,15 @@ class ToolRunner:
             return task_context_from(history, question=question)
 
         decided = [await self._decide(call, step=step, view=view) for call in accepted]
+        paused = tuple(
+            PausedCall(
+                d.pending.call_id, d.pending.name, d.pending.args, d.pause.reason, d.pause.preview
+            )
+            for d in decided
+            if d.pause is not None
+        )
+        if paused:
+            return paused
         ran = await asyncio.gather(*(self._execute(d, step=step) for d in decided))
         chosen, prunable = self._choose(ran, cap=result_cap, room_chars=room_chars)
         # Under the budget trigger a result the pass could have pruned may be kept whole.
@@ -393,10 +416,8 @@ class ToolRunner:
             name=call["name"], args=args, meta=meta, call_id=call.get("id"), step=step, run=view
         )
         pending, answer = await self.policies.before_tool_call(asked)
-        if answer is not None and not isinstance(answer, AnswerCall):
-            # PauseCall: reserved for the approval of tool calls, which no policy gives yet.
-            where = f"{pending.name} (id {pending.call_id})"
-            raise NotImplementedError(f"pausing before the call {where}: {answer.reason}")
+        if isinstance(answer, PauseCall):
+            return _Decided(call, asked, pending, pause=answer)
         return _Decided(call, asked, pending, answer)
 
     async def _execute(self, decided: _Decided, *, step: int) -> _Ran:

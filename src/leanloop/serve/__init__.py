@@ -9,7 +9,9 @@ naming it as the ``model`` (ADR 0025)::
         -d '{"model": "reader", "messages": [{"role": "user", "content": "Which port?"}]}'
 
 A run that ends with the model's answer is ``finish_reason: "stop"``; one the context
-budget ended, ``"length"``; one that ended otherwise (its rounds used, calls repeated, a
+budget ended, ``"length"``; one paused for approval of tool calls, ``"stop"`` with the
+pending calls in the report (the session's next request sends the decisions under
+``leanloop.approvals``); one that ended otherwise (its rounds used, calls repeated, a
 reply that was no answer) is a 502 ``ended_without_answer`` whose error object holds the
 text and the report. The report, under ``leanloop``, names the ``stop_reason`` every time
 (:mod:`~leanloop.serve.streaming` has the table). ``--no-auth`` (loopback only) answers
@@ -19,7 +21,8 @@ bodies (:mod:`~leanloop.serve.browsers`).
 The modules: :mod:`~leanloop.serve.app` (the routes), :mod:`~leanloop.serve.requests`
 (a request into an agent's input and session), :mod:`~leanloop.serve.streaming` (OpenAI's
 completion objects and server-sent events), :mod:`~leanloop.serve.progress` (a run's
-chunks and progress events as one feed), :mod:`~leanloop.serve.limits` (the token,
+chunks and progress events as one feed), :mod:`~leanloop.serve.approvals` (a session's
+turn paused for approval: the decisions, the refusals), :mod:`~leanloop.serve.limits` (the token,
 body size and concurrency), :mod:`~leanloop.serve.browsers` (without a token: no web
 page drives the server), :mod:`~leanloop.serve.errors` (OpenAI's error shape) and
 :mod:`~leanloop.serve.main` (the command line).

@@ -7,7 +7,10 @@ Routes:
   events, the run's progress among them as SSE comments (and as chunks under
   ``leanloop_progress`` with ``X-Leanloop-Progress: events``). The answer carries
   ``usage`` and the run report under ``leanloop``. A run that ended without an answer
-  is an error, not a completion (:mod:`leanloop.serve.streaming` has the mapping). A
+  is an error, not a completion (:mod:`leanloop.serve.streaming` has the mapping), except
+  a run paused for approval of tool calls: ``finish_reason: "stop"``, ``stop_reason:
+  "paused"`` and ``pending_calls`` in ``leanloop``; the session's next request sends the
+  decisions in its ``leanloop.approvals`` (:mod:`leanloop.serve.approvals`). A
   client that disconnects cancels its run, before the answer began as well as mid-stream.
 * ``GET /v1/models``: the agents, as OpenAI model objects.
 * ``GET /healthz``: ``{"status": "ok"}``, without a token (for probes).
@@ -29,10 +32,11 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 from starlette.exceptions import HTTPException
 
 from leanloop.exceptions import LeanloopError
+from leanloop.serve.approvals import check_paused_turn
 from leanloop.serve.errors import ServeError, error_body, from_run_error, no_answer
 from leanloop.serve.limits import ConcurrencyLimit, Gate, ServeSettings
 from leanloop.serve.progress import PROGRESS_HEADER, PROGRESS_OPT_IN, Progress, RunFeed, comment
-from leanloop.serve.requests import SESSION_HEADER, parse_chat_request, run_input
+from leanloop.serve.requests import SESSION_HEADER, RunInput, parse_chat_request, run_input
 from leanloop.serve.streaming import DONE, Completion, finish_reason, sse
 
 if TYPE_CHECKING:
@@ -92,9 +96,9 @@ def create_app(agents: Mapping[str, LLMAgent], settings: ServeSettings) -> FastA
         if agent is None:
             raise _unknown_agent(chat.model, served)
         run = run_input(chat, request.headers.get(SESSION_HEADER))
-        config: RunnableConfig = (
-            {"configurable": {"thread_id": run.thread_id}} if run.thread_id else {}
-        )
+        if run.thread_id is not None:
+            await check_paused_turn(agent, run)
+        config = _run_config(run)
         limit.acquire()
         deadline = asyncio.get_running_loop().time() + settings.deadline
         call = _Call(request, agent, run.messages, config, limit, deadline, settings.deadline)
@@ -108,6 +112,20 @@ def create_app(agents: Mapping[str, LLMAgent], settings: ServeSettings) -> FastA
 
     app.add_middleware(Gate, settings=settings)
     return app
+
+
+def _run_config(run: RunInput) -> RunnableConfig:
+    """The run's config: its session, and for decisions the resume of the paused turn.
+
+    Nobody is asked (``approver`` stays unset, and serve never reads a terminal): a call
+    that asks a person, and has no decision here, pauses the run.
+    """
+    if run.thread_id is None:
+        return {}
+    if run.approvals is None:
+        return {"configurable": {"thread_id": run.thread_id}}
+    configurable = {"thread_id": run.thread_id, "resume": True, "approvals": run.approvals}
+    return {"configurable": configurable}
 
 
 def _unknown_agent(model: str, served: Mapping[str, object]) -> ServeError:

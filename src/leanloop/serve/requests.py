@@ -12,6 +12,12 @@ any holder of the token could otherwise rewrite a served agent's instructions. T
 not refused either (many clients send one with every request): each becomes a line
 before the question, ``Client note (system role, lower priority than the agent's
 instructions): …``, so the model reads it as the user's context, below the agent's own.
+
+The body's ``leanloop`` extension (``extra_body={"leanloop": {...}}`` in the ``openai``
+client) carries what OpenAI's API has no field for. Its one key, ``approvals``, holds a
+session's decisions on the tool calls its paused turn waits for (ADR 0037): ``{call_id:
+"approve" | "reject" | {"decision": "reject", "reason": "..."} | {"decision": "edit",
+"args": {...}}}``. Such a request goes on with the paused turn instead of starting one.
 """
 
 from __future__ import annotations
@@ -25,9 +31,12 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from leanloop.exceptions import InvalidArgument
+from leanloop.loop.policies.approval import Decision, decision_from
 from leanloop.serve.errors import ServeError
 
 __all__ = [
+    "APPROVED_BY",
     "MAX_DEPTH",
     "NOTE_PREFIX",
     "SESSION_HEADER",
@@ -38,6 +47,11 @@ __all__ = [
 ]
 
 SESSION_HEADER = "x-leanloop-session"
+
+APPROVED_BY = "serve client"
+"""Who the report says made a decision a request carried (``approvals[].by``)."""
+
+_EXTENSION_KEYS = frozenset({"approvals"})
 
 MAX_DEPTH = 100
 """The deepest nesting of arrays and objects a request body may have (a chat request
@@ -68,14 +82,21 @@ class ChatRequest(BaseModel):
     stream: bool = False
     user: str | None = None
     n: int = 1
+    leanloop: object = None
 
 
 @dataclass(frozen=True)
 class RunInput:
-    """What the agent is given: its input messages and, for a session, the thread."""
+    """What the agent is given: its input messages and, for a session, the thread.
+
+    ``approvals`` (a session only) are the decisions on the paused turn's calls, by call
+    id: the run goes on with that turn, and ``messages`` hold an empty question (the
+    turn's stored one is used).
+    """
 
     messages: list[BaseMessage]
     thread_id: str | None
+    approvals: dict[str, Decision] | None = None
 
 
 def parse_chat_request(body: bytes) -> ChatRequest:
@@ -138,9 +159,53 @@ def run_input(request: ChatRequest, session_header: str | None) -> RunInput:
     if notes:
         question = HumanMessage(content="\n".join([*notes, "", question.text]))
     thread = _session(request, session_header)
+    approvals = _approvals(request.leanloop)
+    if approvals is not None:
+        if thread is None:
+            msg = (
+                "leanloop.approvals decide on a session's paused turn: give its session ID "
+                "(the X-Leanloop-Session header, or user)"
+            )
+            raise ServeError(400, msg, code="invalid_request", param="leanloop.approvals")
+        # The stored question goes on: an empty one is what a resume takes.
+        return RunInput([HumanMessage(content="")], thread, approvals)
     if thread is None:
         return RunInput([*turns[:-1], question], None)
     return RunInput([question], thread)
+
+
+def _approvals(extension: object) -> dict[str, Decision] | None:
+    """The decisions the ``leanloop`` extension carries; ``None`` when it carries none.
+
+    Raises:
+        ServeError: 400 for an extension that is no object, a key it does not have, or a
+            decision that is none of the forms (each naming its field).
+    """
+    if extension is None:
+        return None
+    if not isinstance(extension, dict):
+        msg = 'leanloop must be an object, such as {"approvals": {"CALL_ID": "approve"}}'
+        raise ServeError(400, msg, code="invalid_request", param="leanloop")
+    for key in extension:
+        if key not in _EXTENSION_KEYS:
+            msg = f"leanloop.{key} is not a key of the extension (keys: approvals)"
+            raise ServeError(400, msg, code="invalid_request", param=f"leanloop.{key}")
+    given = extension.get("approvals")
+    if given is None:
+        return None
+    if not isinstance(given, dict) or not given:
+        msg = 'leanloop.approvals must be an object of decisions by call id: {"CALL_ID": "approve"}'
+        raise ServeError(400, msg, code="invalid_request", param="leanloop.approvals")
+    decisions: dict[str, Decision] = {}
+    for call_id, value in given.items():
+        # Who decided is the server's to say: the client's own "by" is not taken.
+        plain = {k: v for k, v in value.items() if k != "by"} if isinstance(value, dict) else value
+        try:
+            decisions[call_id] = decision_from(plain, by=APPROVED_BY)
+        except InvalidArgument as exc:
+            where = f"leanloop.approvals.{call_id}"
+            raise ServeError(400, f"{where}: {exc}", code="invalid_request", param=where) from None
+    return decisions
 
 
 def _session(request: ChatRequest, header: str | None) -> str | None:

@@ -16,6 +16,14 @@ How a run ended decides how it is answered (:func:`finish_reason`); the report's
 * ``budget_exhausted``: 200, ``finish_reason: "length"``; the context window, a token
   limit, ended the run, and the text is the model's last, tool-less reply or the
   ending's own words.
+* ``paused``: 200, ``finish_reason: "stop"``; the run waits for a person's decisions on
+  tool calls (ADR 0037): the text says so, and the extension's ``pending_calls`` lists
+  them. ``stop`` because the turn did end, with a text every client can show, and no
+  client has anything to do but to show it; ``tool_calls`` would promise calls in
+  ``message.tool_calls`` for the *client* to run and answer with ``tool`` messages (which
+  an agent refuses: it runs its own tools), and an error would make the official clients
+  raise on what is no failure. A program reads ``leanloop.stop_reason`` and sends the
+  decisions with the session's next request (:mod:`leanloop.serve.requests`).
 * ``max_rounds``, ``repeated_calls``, ``no_answer`` and any other: 502
   ``ended_without_answer`` (streamed: an error event after the text), the text under
   ``content`` and the report under ``leanloop`` in the error object.
@@ -72,16 +80,17 @@ def usage_of(report: Mapping[str, Any] | None) -> dict[str, int]:
 def finish_reason(report: Mapping[str, Any] | None) -> str | None:
     """OpenAI's ``finish_reason`` for a run that ended with ``report``; ``None``: no answer.
 
-    ``stop`` for the model's answer, ``length`` when the context budget (a token limit)
-    ended the run; every other ending, one added later too, is no answer and is
-    answered as an error (:func:`leanloop.serve.errors.no_answer`; the module docstring
-    has the table). A run without a report is an answer (an agent that reports nothing).
+    ``stop`` for the model's answer and for a run paused for approval, ``length`` when
+    the context budget (a token limit) ended the run; every other ending, one added
+    later too, is no answer and is answered as an error
+    (:func:`leanloop.serve.errors.no_answer`; the module docstring has the table). A
+    run without a report is an answer (an agent that reports nothing).
     """
     reason = (report or {}).get("stop_reason", "answer")
     return _FINISH_REASONS.get(str(reason))
 
 
-_FINISH_REASONS = {"answer": "stop", "budget_exhausted": "length"}
+_FINISH_REASONS = {"answer": "stop", "paused": "stop", "budget_exhausted": "length"}
 
 
 def _count(value: object) -> int:

@@ -167,12 +167,22 @@ class SessionStore(Protocol):
         ...
 
     async def add_step(
-        self, thread_id: str, turn: int, step: int, messages: Sequence[BaseMessage]
+        self,
+        thread_id: str,
+        turn: int,
+        step: int,
+        messages: Sequence[BaseMessage],
+        *,
+        replace: bool = False,
     ) -> None:
         """Store one completed step of a running turn this process owns (committed on return).
 
+        With ``replace``, a stored step of that number is replaced (a paused reply whose
+        calls were decided and ran, ADR 0037).
+
         Raises:
-            SessionError: The turn is not running here, or the step number is taken.
+            SessionError: The turn is not running here, or the step number is taken (and
+                ``replace`` is false).
         """
         ...
 

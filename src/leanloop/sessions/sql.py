@@ -612,7 +612,13 @@ class SqlStore(ABC):
             raise SessionError(msg)
 
     async def add_step(
-        self, thread_id: str, turn: int, step: int, messages: Sequence[BaseMessage]
+        self,
+        thread_id: str,
+        turn: int,
+        step: int,
+        messages: Sequence[BaseMessage],
+        *,
+        replace: bool = False,
     ) -> None:
         """Store one completed step of a running turn this process owns.
 
@@ -624,23 +630,35 @@ class SqlStore(ABC):
             turn: The turn's number, as :meth:`begin_turn` returned it.
             step: The step's number (0: the prefetched reads), not stored yet.
             messages: The step's AI reply and the results of its tool calls.
+            replace: Store it in place of the stored step of that number (a paused
+                reply, done once its calls were decided and ran: ADR 0037).
 
         Raises:
-            SessionError: The turn is not running in this process, or ``step`` is stored.
+            SessionError: The turn is not running in this process, or ``step`` is stored
+                (and ``replace`` is false).
         """
         if step < 0:
             msg = f"step numbers start at 0, not {step}"
             raise SessionError(msg)
         text = dump_messages(messages)
-        await self._run(self._add_step(thread_id, turn, step, text), write=True)
+        await self._run(self._add_step(thread_id, turn, step, text, replace), write=True)
 
-    def _add_step(self, thread_id: str, turn: int, step: int, text: str) -> Work[None]:
+    def _add_step(
+        self, thread_id: str, turn: int, step: int, text: str, replace: bool = False
+    ) -> Work[None]:
         yield from self._hold_thread(thread_id)
         yield from self._own_running_turn(thread_id, turn)
         taken = yield from fetchone(
             "SELECT 1 FROM leanloop_steps WHERE thread_id = ? AND turn = ? AND step = ?",
             (thread_id, turn, step),
         )
+        if taken is not None and replace:
+            yield from execute(
+                "UPDATE leanloop_steps SET messages = ?, stored_at = ?"
+                " WHERE thread_id = ? AND turn = ? AND step = ?",
+                (text, time.time(), thread_id, turn, step),
+            )
+            return
         if taken is not None:
             msg = f"step {step} of turn {turn} of session {thread_id!r} is already stored"
             raise SessionError(msg)

@@ -8,7 +8,10 @@ may have it and how the options fit together:
   ``shell: true`` (a command line runs anything);
 - ``command_timeout`` is under the call's own limit (the entry's ``timeout``, else the
   agent's ``tool_timeout``), or the call would be stopped before the command is and its
-  output lost.
+  output lost;
+- ``approve_decisions`` belongs to a tool that asks (``approval: ask``, or a built-in that
+  changes the workspace), and ``reject`` or ``approve`` is among them (a person who may
+  only edit could never let a call run as the model made it, nor stop it).
 """
 
 from __future__ import annotations
@@ -17,13 +20,28 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from leanloop.spec.schema import agent_defaults
-from leanloop.spec.toolrefs import COMMAND_TOOL
+from leanloop.spec.toolrefs import COMMAND_TOOL, EDIT_TOOLS
 from leanloop.spec.yamlsource import KeyPath
 
-__all__ = ["COMMAND_OPTIONS", "tool_entry_problems"]
+__all__ = ["ASKS_BY_DEFAULT", "COMMAND_OPTIONS", "asks_approval", "tool_entry_problems"]
+
+ASKS_BY_DEFAULT: frozenset[str] = frozenset((*EDIT_TOOLS, COMMAND_TOOL))
+"""The tools whose calls a person approves unless their entry says ``approval: never``:
+the built-ins that change the workspace."""
 
 COMMAND_OPTIONS = ("command_timeout", "allowed_commands", "shell")
 """The options of a ``tools`` entry that only ``run_command`` takes."""
+
+
+def asks_approval(ref: str, approval: str | None) -> bool:
+    """Whether calls of the tool ``ref`` ask a person first, with the entry's ``approval``.
+
+    Safe by default: the built-ins that change the workspace ask unless told ``never``;
+    any other tool asks only when told ``ask``.
+    """
+    if approval is None:
+        return ref in ASKS_BY_DEFAULT
+    return approval == "ask"
 
 
 def tool_entry_problems(
@@ -41,6 +59,7 @@ def tool_entry_problems(
         (``True``) rather than the value.
     """
     name = entry.get("name")
+    yield from _approval_problems(entry, path)
     if name != COMMAND_TOOL:
         for key in COMMAND_OPTIONS:
             if key in entry:
@@ -61,6 +80,29 @@ def tool_entry_problems(
             )
             yield (*path, "allowed_commands"), message, True
     yield from _timeout_problem(entry, agent, path)
+
+
+def _approval_problems(
+    entry: Mapping[str, Any], path: KeyPath
+) -> Iterator[tuple[KeyPath, str, bool]]:
+    decisions = entry.get("approve_decisions")
+    if not isinstance(decisions, list):
+        return
+    name, approval = entry.get("name"), entry.get("approval")
+    known = isinstance(name, str) and approval in (None, "ask", "never")
+    if known and not asks_approval(str(name), approval):
+        message = (
+            f"approve_decisions has no effect: calls of {name!r} never ask a person; "
+            "add 'approval: ask' or drop approve_decisions"
+        )
+        yield (*path, "approve_decisions"), message, True
+        return
+    if decisions and not {"approve", "reject"} & set(decisions):
+        message = (
+            "approve_decisions needs 'approve' or 'reject' too: with 'edit' alone a person "
+            "could neither let a call run as it is nor stop it"
+        )
+        yield (*path, "approve_decisions"), message, False
 
 
 def _timeout_problem(

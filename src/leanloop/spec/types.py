@@ -115,6 +115,16 @@ class ToolOptions:
     """``run_command`` only: the programs the model may run (``None``: any)."""
     shell: bool = False
     """``run_command`` only: run one command line with ``/bin/sh -c`` instead of argv."""
+    approval: Literal["ask", "never"] | None = None
+    """Whether a person approves each call first; ``None``: the tool's default (the edit
+    built-ins and ``run_command`` ask, every other tool never does; see
+    :func:`leanloop.spec.tooloptions.asks_approval`)."""
+    approve_decisions: tuple[Literal["approve", "edit", "reject"], ...] = (
+        "approve",
+        "edit",
+        "reject",
+    )
+    """The decisions a person may make on a call of this tool."""
 
 
 @dataclass(frozen=True, kw_only=True)

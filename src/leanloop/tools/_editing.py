@@ -79,9 +79,15 @@ def _lines(count: int) -> str:
 class Editor:
     """The edit bodies for one workspace folder."""
 
-    def __init__(self, base: Path) -> None:
-        """Edit inside ``base``, the resolved workspace root."""
+    def __init__(self, base: Path, *, dry: bool = False) -> None:
+        """Edit inside ``base``, the resolved workspace root.
+
+        With ``dry``, every check is made and the change computed, but nothing is written
+        or journaled: the body's text is the whole diff the edit would make (the preview
+        a person approves, ADR 0037).
+        """
         self.base = base
+        self.dry = dry
 
     # ---- the tools -------------------------------------------------------------------
 
@@ -317,6 +323,8 @@ class Editor:
         if all(change.before == change.after for change in changes):
             names = ", ".join(change.shown for change in changes)
             return Edited(f"nothing changed: {names} already had that text")
+        if self.dry:
+            return Edited("\n".join(unified_diff(c.shown, c.before, c.after) for c in changes))
         done: list[_Change] = []
         for change in changes:
             try:

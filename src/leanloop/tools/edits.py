@@ -28,7 +28,7 @@ Example::
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -43,10 +43,11 @@ from leanloop.spec.toolrefs import EDIT_TOOLS
 from leanloop.tools._editing import MODEL_DIFF_CHARS, Edited, Editor
 from leanloop.tools._journal import JournalEntry, WorkspaceRun, run_state
 from leanloop.tools._notes import call_context
+from leanloop.tools._paths import PathRefused
 from leanloop.tools._worker import in_worker
 from leanloop.tools.readers import READS_KEY
 
-__all__ = ["EDIT_TOOLS", "MODEL_DIFF_CHARS", "WorkspaceRun", "edit_tools"]
+__all__ = ["EDIT_TOOLS", "MODEL_DIFF_CHARS", "WorkspaceRun", "edit_tools", "preview_edit"]
 
 _PATH_HELP = "Path relative to the workspace root."
 _LINES_HELP = "numbered as read_file shows them, counting from 1"
@@ -138,6 +139,16 @@ _DESCRIPTIONS = {
 }
 
 
+_SCHEMAS: dict[str, type[BaseModel]] = {
+    "write_file": WriteFileArgs,
+    "replace_lines": ReplaceLinesArgs,
+    "insert_at_line": InsertAtLineArgs,
+    "str_replace": StrReplaceArgs,
+    "apply_patch": ApplyPatchArgs,
+    "undo_edit": UndoEditArgs,
+}
+
+
 def edit_tools(root: Path, *, state: WorkspaceRun | None = None) -> list[BaseTool]:
     """Build the edit tools confined to ``root``, in :data:`EDIT_TOOLS` order.
 
@@ -170,15 +181,30 @@ def edit_tools(root: Path, *, state: WorkspaceRun | None = None) -> list[BaseToo
         "apply_patch": editor.apply_patch,
         "undo_edit": editor.undo_edit,
     }
-    schemas: dict[str, type[BaseModel]] = {
-        "write_file": WriteFileArgs,
-        "replace_lines": ReplaceLinesArgs,
-        "insert_at_line": InsertAtLineArgs,
-        "str_replace": StrReplaceArgs,
-        "apply_patch": ApplyPatchArgs,
-        "undo_edit": UndoEditArgs,
-    }
-    return [_tool(name, bodies[name], schemas[name], own) for name in EDIT_TOOLS]
+    return [_tool(name, bodies[name], _SCHEMAS[name], own) for name in EDIT_TOOLS]
+
+
+def preview_edit(root: Path, state: WorkspaceRun, tool: str, args: Mapping[str, Any]) -> str | None:
+    """The whole diff a call of the edit tool ``tool`` with ``args`` would make, now.
+
+    A dry run of the edit's body against the run's ``state`` (what it read): nothing is
+    written. ``None`` for a tool that is no edit, or arguments that do not fit it; the
+    one-line refusal, when the edit would be refused (``read_file X first``).
+    """
+    body = getattr(Editor(Path(root).resolve(), dry=True), tool, None)
+    schema = _SCHEMAS.get(tool)
+    if body is None or schema is None or tool == "undo_edit":
+        return None
+    try:
+        kwargs = schema.model_validate(dict(args)).model_dump()
+    except ValueError:
+        return None
+    try:
+        return _locked(state, body, kwargs).text
+    except PathRefused as exc:
+        return f"(the edit would be refused: {exc})"
+    except (OSError, ValueError):
+        return None
 
 
 def _locked(state: WorkspaceRun, body: Callable[..., Edited], kwargs: dict[str, Any]) -> Edited:

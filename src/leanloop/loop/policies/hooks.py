@@ -66,6 +66,7 @@ __all__ = [
     "EditCall",
     "FinalRequest",
     "PauseCall",
+    "PausedCall",
     "PendingCall",
     "Policies",
     "Policy",
@@ -98,6 +99,9 @@ class Round:
     (:attr:`AnswerCall.repeat_of`)."""
     calls: int = 0
     """How many calls the round had, those over ``max_parallel_tools`` included."""
+    paused: tuple[PausedCall, ...] = ()
+    """The calls a person must decide on first; when any, no call of the reply ran and
+    :attr:`messages` is empty (the run ends paused)."""
 
 
 RequestKind = Literal["step", "final"]
@@ -251,15 +255,46 @@ class AnswerCall:
 class PauseCall:
     """Before a call: the run pauses before it, until a person decides.
 
-    Reserved for the approval of tool calls (a later issue builds the pause on this
-    value); no policy gives it yet, and the tool round refuses it
-    (:class:`NotImplementedError`).
+    The approval of tool calls gives it (:mod:`~leanloop.loop.policies.approval`). No
+    call of the reply runs: the round ends paused (:attr:`Round.paused`) and so does the
+    run (stop reason ``paused``), which a later run goes on from with the decisions.
 
     Attributes:
         reason: What the person is asked to decide.
+        preview: What the call would do, when cheap to tell (an edit's diff); ``None``.
     """
 
     reason: str
+    preview: str | None = None
+
+
+@dataclass(frozen=True)
+class PausedCall:
+    """A call a person must decide on before its reply's calls run (:class:`PauseCall`).
+
+    Attributes:
+        call_id: The call's id (``None`` when the model gave none).
+        tool: The tool's name.
+        args: The tool's own arguments.
+        reason: What the person is asked to decide.
+        preview: What the call would do (an edit's diff), or ``None``.
+    """
+
+    call_id: str | None
+    tool: str
+    args: Mapping[str, object]
+    reason: str
+    preview: str | None = None
+
+    def to_dict(self) -> dict[str, object]:
+        """The call as the report's ``pending_calls`` lists it."""
+        return {
+            "id": self.call_id,
+            "tool": self.tool,
+            "args": dict(self.args),
+            "reason": self.reason,
+            "preview": self.preview,
+        }
 
 
 CallDecision = RunCall | EditCall | AnswerCall | PauseCall | None
