@@ -41,6 +41,16 @@ Feature: Human approval of tool calls (issue 41, ADR 0037)
     Then the file "out.txt" holds "done"
     And the run stopped "answer"
 
+  Scenario: A new question while a turn waits for approval is refused, and nothing is lost
+    Given an agent with no approver scripted to write "out.txt" then answer, in session "t1"
+    When the approval agent is asked "write it"
+    Then the run stopped "paused" with 1 pending call "c1"
+    When the approval agent is asked "something else" in the same session
+    Then it is refused with ApprovalPending naming call "c1" and "aresume"
+    When session "t1" is resumed with "c1" approved
+    Then the file "out.txt" holds "done"
+    And the run stopped "answer"
+
   Scenario: A sub-agent's call asks through its parent's approver
     Given a parent agent with an approver whose sub-agent is scripted to write "sub.txt"
     When the approval agent is asked "delegate"

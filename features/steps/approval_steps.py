@@ -17,6 +17,7 @@ from pydantic import BaseModel
 
 from leanloop.agent import LLMAgent
 from leanloop.cli.command import main
+from leanloop.exceptions import ApprovalPending
 from leanloop.loop.policies.approval import (
     ApprovalRequest,
     Approve,
@@ -174,6 +175,25 @@ def step_ask(context: Context, question: str) -> None:
         config = {"configurable": {"thread_id": context.approval_thread}}
     context.approval_answer = asyncio.run(context.approval_agent.ainvoke(question, config))
     context.approval_report = context.approval_answer.response_metadata["leanloop"]
+
+
+@when('the approval agent is asked "{question}" in the same session')
+def step_ask_refused(context: Context, question: str) -> None:
+    config = {"configurable": {"thread_id": context.approval_thread}}
+    try:
+        asyncio.run(context.approval_agent.ainvoke(question, config))
+    except ApprovalPending as exc:
+        context.approval_refusal = exc
+    else:
+        raise AssertionError("a new question was accepted while a turn waits for approval")
+
+
+@then('it is refused with ApprovalPending naming call "{call_id}" and "{hint}"')
+def step_refused(context: Context, call_id: str, hint: str) -> None:
+    refusal = context.approval_refusal
+    assert refusal.pending == [call_id], refusal.pending
+    assert call_id in str(refusal) and hint in str(refusal), str(refusal)
+    assert "\n" not in str(refusal), str(refusal)
 
 
 @when('session "{thread}" is resumed with "{call_id}" approved')

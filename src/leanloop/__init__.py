@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from leanloop._imports import lazy_exports
 from leanloop.exceptions import (
     AgentRunError,
+    ApprovalPending,
     ContextOverflowError,
     InvalidArgument,
     InvalidArgumentType,
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
 __all__ = [
     "AgentRunError",
     "AgentSpec",
+    "ApprovalPending",
     "ContextOverflowError",
     "EventRecorder",
     "InvalidArgument",

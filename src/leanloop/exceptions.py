@@ -33,6 +33,7 @@ second base a class keeps, so that ``except ValueError`` still catches it, is in
     │   ├── SessionBusy               another live process is running a turn of it
     │   ├── SessionAgentMismatch      it belongs to another agent (ADR 0024)
     │   └── UnfinishedTurn            its last turn did not finish: resume it first
+    │       └── ApprovalPending       it paused for approval: decide the calls first
     ├── ServeError                  ``leanloop serve`` answers a request with an error status
     └── ServeSetupError             ``leanloop serve`` cannot start as asked
     LeanloopSignal
@@ -71,6 +72,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AgentRunError",
+    "ApprovalPending",
     "ContextOverflowError",
     "InvalidArgument",
     "InvalidArgumentType",
@@ -295,6 +297,22 @@ class UnfinishedTurn(SessionError):
         super().__init__(message)
         self.turn = turn
         self.steps = steps
+
+
+class ApprovalPending(UnfinishedTurn):
+    """The session's last turn paused for approval of tool calls: decide them first.
+
+    A new question would leave the paused calls behind for good, so it is refused until
+    the turn is resumed with the decisions (``LLMAgent.aresume``, ``leanloop run --resume
+    --approve …``, or the ``leanloop.approvals`` of a ``serve`` request).
+
+    Attributes:
+        pending: The ids of the calls that wait, in the reply's order.
+    """
+
+    def __init__(self, message: str, *, turn: int, steps: int, pending: list[str]) -> None:
+        super().__init__(message, turn=turn, steps=steps)
+        self.pending = pending
 
 
 class StructuredOutputError(AgentRunError):

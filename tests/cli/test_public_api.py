@@ -20,6 +20,7 @@ from leanloop.report import RunReport
 
 PUBLIC_NAMES = {
     "AgentRunError",
+    "ApprovalPending",
     "AgentSpec",
     "ContextOverflowError",
     "EventRecorder",

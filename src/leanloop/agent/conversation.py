@@ -36,7 +36,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 
-from leanloop.exceptions import RunFailed, SessionError
+from leanloop.exceptions import ApprovalPending, RunFailed, SessionError
 from leanloop.loop import AgentLoop, TextSink, TurnContext
 from leanloop.loop.pause import paused_reply
 from leanloop.sessions import (
@@ -138,6 +138,7 @@ async def run_turn(
                 # Another agent's thread is refused first, whatever the input.
                 check_agent(thread_id, (await store.load(thread_id)).agent, agent)
                 raise
+            await _refuse_past_a_pause(store, thread_id, agent)
             # One transaction: the agent checked, the turn begun, what is new read.
             session, number = await store.start_turn(thread_id, question, agent=agent)
             stored = []
@@ -328,6 +329,34 @@ def _with_recall_pruned(spec: AgentSpec, recall: bool) -> AgentSpec:
     if not (recall and spec.allow_tool_output_pruning) or "recall" in spec.pruning_tools:
         return spec
     return dataclasses.replace(spec, pruning_tools=(*spec.pruning_tools, "recall"))
+
+
+async def _refuse_past_a_pause(store: SessionStore, thread_id: str, agent: AgentIdentity) -> None:
+    """Refuse a new question while the session's last turn waits for decisions.
+
+    The store would begin a new turn after an unfinished one and leave the paused calls
+    behind for good (ADR 0037): the person must decide them first, or reject them.
+
+    Raises:
+        ApprovalPending: The last turn paused for approval.
+    """
+    session = await store.load(thread_id)
+    turn = session.unfinished()
+    if turn is None or turn.status != "failed":
+        return
+    # Another agent's thread is refused as such, not as a pause it cannot resume.
+    check_agent(thread_id, session.agent, agent)
+    paused = paused_reply(turn.steps)
+    if paused is None:
+        return
+    waiting = [str(call.get("id")) for call in paused.pending]
+    noun = "call" if len(waiting) == 1 else "calls"
+    msg = (
+        f"session {thread_id!r} turn {turn.number} waits for approval of {len(waiting)} "
+        f"tool {noun} ({', '.join(waiting)}): resume it with the decisions "
+        "(agent.aresume, or leanloop run --resume with --approve) before a new question"
+    )
+    raise ApprovalPending(msg, turn=turn.number, steps=len(turn.steps), pending=waiting)
 
 
 def _paused(final: AIMessage) -> bool:
