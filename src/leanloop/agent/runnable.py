@@ -11,12 +11,10 @@ import asyncio
 import contextlib
 import contextvars
 import dataclasses
-import inspect
 import os
 import queue
 import threading
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
-from pathlib import Path
 from typing import Any, cast
 
 from langchain_core.callbacks import AsyncCallbackManagerForChainRun
@@ -30,19 +28,46 @@ from langchain_core.runnables import (
     ensure_config,
 )
 from langchain_core.tools import BaseTool
-from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from pydantic import BaseModel, ConfigDict, Field
 
-from leanloop._imports import ImportPathError, import_object
 from leanloop.agent.conversation import run_turn, session_of
 from leanloop.agent.inputs import AgentInput, opening_messages
+from leanloop.agent.located import (
+    caller as _caller,
+)
+from leanloop.agent.located import (
+    check_tool_name as _check_tool_name,
+)
+from leanloop.agent.located import (
+    located as _located,
+)
+from leanloop.agent.located import (
+    model_spec_of as _model_spec_of,
+)
+from leanloop.agent.located import (
+    near as _near,
+)
+from leanloop.agent.located import (
+    output_schema as _output_schema,
+)
+from leanloop.agent.located import (
+    pick as _pick,
+)
+from leanloop.agent.located import (
+    python_error as _python_error,
+)
+from leanloop.agent.located import (
+    relocated as _relocated,
+)
+from leanloop.agent.located import (
+    schema_class as _schema_class,
+)
 from leanloop.agent.structured import attach_structured
 from leanloop.budget import SHARED_ESTIMATORS, TokenEstimators
 from leanloop.exceptions import (
     InvalidArgument,
-    InvalidArgumentType,
     NoAnswer,
     SpecError,
-    SpecIssue,
     ToolError,
 )
 from leanloop.loop import AgentLoop, TextSink
@@ -54,8 +79,7 @@ from leanloop.sessions import without_session
 from leanloop.spec import load_specs
 from leanloop.spec.load import load_specs_from_dict
 from leanloop.spec.tooloptions import asks_approval
-from leanloop.spec.toolrefs import TOOL_NAME
-from leanloop.spec.types import AGENT_PREFIX, AgentSpec, ModelSpec
+from leanloop.spec.types import AGENT_PREFIX, AgentSpec
 from leanloop.tools.agents import agent_tool
 from leanloop.tools.edits import preview_edit
 from leanloop.tools.loader import build_tools_by_ref, tool_of
@@ -613,28 +637,6 @@ def _python_first(data: dict[str, Any]) -> dict[str, Any]:
     return fields
 
 
-def _model_spec_of(model: BaseChatModel, context_window: int | None) -> ModelSpec:
-    """What a chat model built in Python tells of itself: name, server, provider, key."""
-    cls = type(model)
-    name = getattr(model, "model_name", None) or getattr(model, "model", None)
-    base_url = getattr(model, "openai_api_base", None) or getattr(model, "base_url", None)
-    key = getattr(model, "openai_api_key", None) or getattr(model, "api_key", None)
-    api_key = key.get_secret_value() if isinstance(key, SecretStr) else key
-    provider = {
-        "ChatOllama": "ollama",
-        "ChatAnthropic": "anthropic",
-        "ChatOpenAI": "openai-compatible" if base_url else "openai",
-    }.get(cls.__name__)
-    return ModelSpec(
-        provider=cast(Any, provider),
-        class_path=None if provider else f"{cls.__module__}:{cls.__qualname__}",
-        model=name if isinstance(name, str) else None,
-        base_url=base_url if isinstance(base_url, str) else None,
-        api_key=api_key if isinstance(api_key, str) else None,
-        context_window=context_window,
-    )
-
-
 def _tool_objects(
     given: Sequence[Any],
     *,
@@ -657,34 +659,6 @@ def _tool_objects(
                 raise _located(spec, where, str(exc)) from exc
             raise _python_error(caller or _caller(), where, str(exc)) from exc
     return tools
-
-
-def _caller() -> tuple[str, int | None]:
-    """The file and line of the code that built the agent (the first frame outside)."""
-    here = Path(__file__).resolve().parent.parent
-    frame = inspect.currentframe()
-    while frame is not None:
-        file = frame.f_code.co_filename
-        inside = file.startswith(str(here)) or f"{os.sep}pydantic{os.sep}" in file
-        if not inside and not file.startswith("<frozen"):
-            return file, frame.f_lineno
-        frame = frame.f_back
-    return "<python>", None
-
-
-def _python_error(where: tuple[str, int | None], key: str, message: str) -> SpecError:
-    return SpecError([SpecIssue(where[0], where[1], None, key, message)])
-
-
-def _relocated(issue: SpecIssue, name: str, where: tuple[str, int | None]) -> SpecIssue:
-    """A problem of the Python-first document, at the caller's line and keyword."""
-    path = issue.path
-    for prefix in (f"agents.{name}.", f"agents.{name}"):
-        if path.startswith(prefix):
-            path = path[len(prefix) :]
-            break
-    path = "context_window" if path == "model.context_window" else path
-    return SpecIssue(where[0], where[1], None, path, issue.message)
 
 
 def _build_tools(
@@ -749,76 +723,3 @@ def _approval(
         if asks_approval(ref, option.approval if option is not None else None):
             asks[tool.name] = option.approve_decisions if option is not None else ALL_DECISIONS
     return asks
-
-
-def _schema_class(schema: object) -> type[BaseModel]:
-    """``schema`` given to ``with_structured_output``, if it is a pydantic model class.
-
-    Raises:
-        InvalidArgumentType: It is anything else; the answer could not be validated into
-            it, and the run would fail only after it had spent its requests.
-    """
-    if isinstance(schema, type) and issubclass(schema, BaseModel):
-        return schema
-    shown = schema.__name__ if isinstance(schema, type) else repr(schema)[:60]
-    msg = (
-        f"with_structured_output({shown}): {shown} is not a pydantic model class; pass a "
-        "subclass of pydantic.BaseModel with the answer's fields (class Answer(BaseModel): "
-        "city: str), not a builtin type, a TypedDict, a dataclass or a JSON schema"
-    )
-    raise InvalidArgumentType(msg)
-
-
-def _check_tool_name(name: str) -> None:
-    """Refuse a tool name the chat APIs refuse (an empty one, a space, over 64 characters).
-
-    Raises:
-        InvalidArgument: With the name and the rule.
-    """
-    if not (isinstance(name, str) and TOOL_NAME.fullmatch(name)):
-        msg = (
-            f"as_tool(name={name!r}): a tool name is 1 to 64 letters, digits, '_' or '-' "
-            "(what the chat APIs accept; the model calls the tool by it)"
-        )
-        raise InvalidArgument(msg)
-
-
-def _output_schema(spec: AgentSpec) -> type[BaseModel] | None:
-    """The class ``output_schema`` names (validated to import and be a pydantic model)."""
-    if spec.output_schema is None:
-        return None
-    try:
-        schema = import_object(spec.output_schema, near=_near(spec))
-    except ImportPathError as exc:
-        raise _located(spec, "output_schema", str(exc)) from exc
-    if not (isinstance(schema, type) and issubclass(schema, BaseModel)):
-        raise _located(spec, "output_schema", f"{spec.output_schema!r} is not a pydantic model")
-    return schema
-
-
-def _near(spec: AgentSpec) -> Path | None:
-    """The agents file's folder, where a module beside the file is found (ADR 0023)."""
-    if spec.location is not None and spec.location.folder is not None:
-        return spec.location.folder
-    return spec.source.parent if spec.source is not None else None
-
-
-def _located(spec: AgentSpec, key: str, message: str) -> SpecError:
-    """A problem with the agent's ``key``, at the agent's place in its file."""
-    loc = spec.location
-    source = loc.source if loc else str(spec.source or "<spec>")
-    line, column = (loc.line, loc.column) if loc else (None, None)
-    return SpecError([SpecIssue(source, line, column, f"agents.{spec.name}.{key}", message)])
-
-
-def _pick(specs: Mapping[str, AgentSpec], name: str | None, *, source: str) -> AgentSpec:
-    if name is not None:
-        if name in specs:
-            return specs[name]
-        known = ", ".join(sorted(specs))
-        msg = f"no agent named {name!r} (agents: {known})"
-        raise SpecError([SpecIssue(source, None, None, "agents", msg)])
-    if len(specs) == 1:
-        return next(iter(specs.values()))
-    msg = f"the file declares {len(specs)} agents; name one ({', '.join(sorted(specs))})"
-    raise SpecError([SpecIssue(source, None, None, "agents", msg)])
