@@ -307,3 +307,18 @@ async def test_a_failed_command_repeated_unchanged_is_a_repeat(make_view: ViewMa
 
     assert isinstance(again, AnswerCall)
     assert again.repeat_of == 1
+
+
+async def test_the_same_command_again_with_no_edit_between_is_a_repeat(
+    make_view: ViewMaker,
+) -> None:
+    guard, view = RepeatGuardConfig().start(), make_view()
+    tests = {"argv": ["python", "test_calc.py"]}
+    first = _named(view, 1, "run_command", tests)
+    assert await guard.before_tool_call(first) is None
+    guard.after_tool_result(first, _result(first))
+
+    again = await guard.before_tool_call(_named(view, 2, "run_command", tests))
+
+    assert isinstance(again, AnswerCall)
+    assert again.repeat_of == 1
