@@ -144,3 +144,11 @@ _common_params.model_alias
 _common_params.use_jinja
 _common_params.chat_template
 _common_params.offline
+
+# agent/runnable.py `aresume`: the public API that goes on with a paused turn (ADR 0037),
+# called by users and the Behave steps, not inside src/.
+LLMAgent.aresume
+
+# report.py `pending_calls`: the calls a paused run waits for, read from the report's dict
+# by the CLI, serve, batch and users (ADR 0037).
+RunReport.pending_calls

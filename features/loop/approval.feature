@@ -51,6 +51,24 @@ Feature: Human approval of tool calls (issue 41, ADR 0037)
     Then the file "out.txt" holds "done"
     And the run stopped "answer"
 
+  Scenario: An approved edit of a file read before the pause runs in a new process
+    Given a workspace with a file "notes.md" holding "old"
+    And an agent with no approver scripted to read "notes.md" then overwrite it, in session "t2"
+    When the approval agent is asked "rewrite notes.md"
+    Then the run stopped "paused" with 1 pending call "c2"
+    When a new agent resumes session "t2" with "c2" approved
+    Then the file "notes.md" holds "done"
+    And the run stopped "answer"
+
+  Scenario: A file changed on disk during the pause is not edited blind
+    Given a workspace with a file "notes.md" holding "old"
+    And an agent with no approver scripted to read "notes.md" then overwrite it, in session "t3"
+    When the approval agent is asked "rewrite notes.md"
+    And the file "notes.md" is changed on disk to "changed by a person"
+    And a new agent resumes session "t3" with "c2" approved
+    Then the file "notes.md" holds "changed by a person"
+    And the resumed call's result says "changed on disk since you read it"
+
   Scenario: A sub-agent's call asks through its parent's approver
     Given a parent agent with an approver whose sub-agent is scripted to write "sub.txt"
     When the approval agent is asked "delegate"

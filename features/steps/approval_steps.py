@@ -106,6 +106,40 @@ def step_no_approver(context: Context, path: str, thread: str) -> None:
     context.approval_thread = thread
 
 
+@given(
+    'an agent with no approver scripted to read "{name}" then overwrite it, in session "{thread}"'
+)
+def step_read_then_overwrite(context: Context, name: str, thread: str) -> None:
+    read = {"tool_calls": [{"name": "read_file", "args": {"path": name}, "id": "c1"}]}
+    write = {
+        "tool_calls": [
+            {"name": "write_file", "args": {"path": name, "content": "done"}, "id": "c2"}
+        ]
+    }
+    _agent(context, [read, write, {"content": "Wrote it."}])
+    context.approval_thread = thread
+
+
+@when('the file "{name}" is changed on disk to "{text}"')
+def step_changed_on_disk(context: Context, name: str, text: str) -> None:
+    (context.approval_ws / name).write_text(text)
+
+
+@when('a new agent resumes session "{thread}" with "{call_id}" approved')
+def step_new_agent_resumes(context: Context, thread: str, call_id: str) -> None:
+    # A new agent is a new tool registry: nothing read in memory, as in a new process.
+    agent = _agent(context, [{"content": "Done."}])
+    answer = asyncio.run(agent.aresume(thread, {call_id: "approve"}))
+    context.approval_answer = answer
+    context.approval_report = answer.response_metadata["leanloop"]
+
+
+@then('the resumed call\'s result says "{text}"')
+def step_resumed_result(context: Context, text: str) -> None:
+    results = [c.get("result_preview") or "" for c in context.approval_report["tool_calls"]]
+    assert any(text in r for r in results), results
+
+
 @given('a parent agent with an approver whose sub-agent is scripted to write "{path}"')
 def step_parent(context: Context, path: str) -> None:
     text = (

@@ -39,7 +39,7 @@ def test_an_agent_that_names_the_edit_tools_and_run_command_loads(tmp_path: Path
     (options,) = spec.tool_options
     assert (options.ref, options.timeout, options.command_timeout) == ("run_command", 45.0, 30.0)
     assert options.allowed_commands == ("pytest", "python")
-    assert options.shell is False
+    assert options.via_shell is False
     agent = LLMAgent.from_spec(spec)
     assert [tool.name for tool in agent.tools] == [
         "read_file",

@@ -225,7 +225,7 @@ async def test_one_string_is_split_into_words_without_a_shell(workspace: Path) -
 
 
 async def test_shell_true_runs_a_command_line(workspace: Path) -> None:
-    tool = command_tool(workspace, CommandSettings(shell=True))  # noqa: S604 - under test
+    tool = command_tool(workspace, CommandSettings(via_shell=True))
 
     result = await run(tool, "echo $HOME | tr a-z A-Z")
 

@@ -210,7 +210,8 @@ class AgentLoop:
             if a["step"] == step and a["decision"] != "pause" and a["call_id"] is not None
         }
         if run.on_step is not None:
-            await run.on_step(step, [mark_paused(read.reply, done.paused, decided)])
+            seen = self.registry.workspace_run.seen()
+            await run.on_step(step, [mark_paused(read.reply, done.paused, decided, seen)])
         run.step = step
         text = waiting_text(done.paused, session=run.report.session is not None)
         return await finish(run, AIMessage(content=text), "paused")
@@ -295,6 +296,9 @@ class AgentLoop:
         if not any(step == 0 for step, _ in turn.resume):
             await self._open(run)
         if paused is not None:
+            # The files read before the pause were read by this run too: an approved edit
+            # of one unchanged since goes through (the edit checks the disk itself).
+            self.registry.workspace_run.trust(paused.seen)
             # The paused reply's round is run again, with the decisions; not the history.
             _resume(run, turn.resume[:-1])
             run.step = run.report.steps = paused.step - 1

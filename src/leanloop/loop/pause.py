@@ -35,19 +35,31 @@ class PausedReply:
         pending: The calls that wait, as the report lists them.
         decided: The decisions made on the reply's other calls before it paused, by call
             id (a resume does not ask about them again).
+        seen: The files the run had read when it paused, as stamps by real path: the run
+            that goes on has read them too (an approved edit of a file unchanged since
+            runs; a changed one is refused as changed).
     """
 
     step: int
     reply: AIMessage
     pending: list[dict[str, Any]]
     decided: dict[str, Decision]
+    seen: dict[str, dict[str, Any]]
 
 
 def mark_paused(
-    reply: AIMessage, paused: Sequence[PausedCall], decided: Mapping[str, Mapping[str, Any]]
+    reply: AIMessage,
+    paused: Sequence[PausedCall],
+    decided: Mapping[str, Mapping[str, Any]],
+    seen: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> AIMessage:
-    """``reply`` marked as paused before ``paused``, with the decisions ``decided``."""
-    mark = {"pending": [p.to_dict() for p in paused], "decided": dict(decided)}
+    """``reply`` marked as paused before ``paused``, with the decisions ``decided`` and the
+    stamps of the files the run had read (``seen``)."""
+    mark = {
+        "pending": [p.to_dict() for p in paused],
+        "decided": dict(decided),
+        "seen": dict(seen or {}),
+    }
     return reply.model_copy(update={"additional_kwargs": {**reply.additional_kwargs, PAUSED: mark}})
 
 
@@ -66,7 +78,13 @@ def paused_reply(steps: Sequence[tuple[int, Sequence[BaseMessage]]]) -> PausedRe
     decided = {
         str(call_id): decision_from(value) for call_id, value in (mark.get("decided") or {}).items()
     }
-    return PausedReply(step, reply, list(mark.get("pending") or []), decided)
+    seen = mark.get("seen")
+    stamps = (
+        {str(k): dict(v) for k, v in seen.items() if isinstance(v, Mapping)}
+        if isinstance(seen, Mapping)
+        else {}
+    )
+    return PausedReply(step, reply, list(mark.get("pending") or []), decided, stamps)
 
 
 def waiting_text(paused: Sequence[PausedCall], *, session: bool) -> str:

@@ -589,7 +589,7 @@ def _tool_options(entry: Mapping[str, Any]) -> ToolOptions:
         int(entry.get("retries", 0)),
         command_timeout=_convert(entry.get("command_timeout"), "number"),
         allowed_commands=tuple(allowed) if allowed is not None else None,
-        shell=bool(_convert(entry.get("shell", False), "boolean")),
+        via_shell=bool(_convert(entry.get("shell", False), "boolean")),
         approval=entry.get("approval"),
         approve_decisions=tuple(entry.get("approve_decisions", ("approve", "edit", "reject"))),
     )

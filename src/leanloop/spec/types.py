@@ -113,7 +113,7 @@ class ToolOptions:
     """``run_command`` only: seconds a command may run when the model gives no timeout."""
     allowed_commands: tuple[str, ...] | None = None
     """``run_command`` only: the programs the model may run (``None``: any)."""
-    shell: bool = False
+    via_shell: bool = False
     """``run_command`` only: run one command line with ``/bin/sh -c`` instead of argv."""
     approval: Literal["ask", "never"] | None = None
     """Whether a person approves each call first; ``None``: the tool's default (the edit

@@ -21,7 +21,7 @@ from __future__ import annotations
 import itertools
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -115,6 +115,26 @@ class WorkspaceRun:
         """How the run last saw ``real``; ``None`` when it has not read it."""
         with self.lock:
             return self._reads.get(real)
+
+    def seen(self) -> dict[str, dict[str, Any]]:
+        """Every file the run has in view, as JSON-ready stamps by real path (a paused run
+        stores them with its reply)."""
+        with self.lock:
+            return {
+                str(real): {"sha256": s.sha256, "size": s.size} for real, s in self._reads.items()
+            }
+
+    def trust(self, seen: Mapping[str, Mapping[str, Any]]) -> None:
+        """Take the stamps a paused run stored (:meth:`seen`) as this run's own reads.
+
+        A run that goes on after a pause did read those files, in the process that paused.
+        The edit's own check still compares each stamp with the disk: a file changed since
+        the pause is refused as changed, never edited blind.
+        """
+        for real, stamp in seen.items():
+            sha256, size = stamp.get("sha256"), stamp.get("size")
+            if isinstance(sha256, str) and isinstance(size, int):
+                self.saw(Path(real), FileStamp(sha256, size))
 
     def saw_file(self, base: Path, real: Path) -> None:
         """Record ``real`` as it is on disk now (``read_file`` just showed it).

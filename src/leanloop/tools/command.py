@@ -78,7 +78,7 @@ class CommandSettings:
         allowed: The program names the model may run (``allowed_commands``), compared
             with the name of ``argv[0]``; ``None``: any. A convenience, not a sandbox:
             an allowed interpreter runs anything.
-        shell: Run one command line with ``/bin/sh -c`` (``shell: true``).
+        via_shell: Run one command line with ``/bin/sh -c`` (``shell: true``).
         call_limit_s: The limit the registry gives a call (the entry's ``timeout``, else
             the agent's ``tool_timeout``); commands stop a second before it.
         max_stream_chars: The most characters kept of stdout, and of stderr.
@@ -87,7 +87,7 @@ class CommandSettings:
 
     timeout_s: float = DEFAULT_COMMAND_TIMEOUT
     allowed: tuple[str, ...] | None = None
-    shell: bool = False
+    via_shell: bool = False
     call_limit_s: float | None = None
     max_stream_chars: int = MAX_STREAM_CHARS
     max_output_chars: int = MAX_OUTPUT_CHARS
@@ -173,7 +173,7 @@ def command_tool(root: Path, settings: CommandSettings | None = None) -> Structu
         "give the program and its arguments as a list. A non-zero exit code is a result, "
         f"not a failure. Stops after {limit:g} s unless timeout_s says otherwise."
     )
-    if chosen.shell:
+    if chosen.via_shell:
         description = (
             "Run a shell command line (/bin/sh) in the workspace folder and get its exit "
             "code and output (stdout and stderr, capped). A non-zero exit code is a result, "
@@ -186,7 +186,7 @@ def command_tool(root: Path, settings: CommandSettings | None = None) -> Structu
         coroutine=arun,
         name=COMMAND_TOOL,
         description=description,
-        args_schema=RunShellArgs if chosen.shell else RunCommandArgs,
+        args_schema=RunShellArgs if chosen.via_shell else RunCommandArgs,
         metadata={READS_KEY: None},
     )
 
@@ -262,7 +262,7 @@ def _argv(
     if not words or not words[0].strip():
         msg = 'argv is empty; send the program and its arguments, e.g. ["pytest", "-q"]'
         raise ToolException(msg)
-    if settings.shell:
+    if settings.via_shell:
         return ["/bin/sh", "-c", " ".join(words)], []
     notes: list[str] = []
     if len(words) == 1 and any(c.isspace() for c in words[0]) and not (base / words[0]).exists():

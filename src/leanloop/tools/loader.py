@@ -275,7 +275,7 @@ def _command_settings(options: ToolOptions | None, tool_timeout: float | None) -
     return CommandSettings(
         timeout_s=options.command_timeout or DEFAULT_COMMAND_TIMEOUT,
         allowed=options.allowed_commands,
-        shell=options.shell,
+        via_shell=options.via_shell,
         call_limit_s=limit,
     )
 
