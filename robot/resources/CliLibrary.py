@@ -120,7 +120,7 @@ class CliLibrary:
         step, the model could no longer read (trimmed from the request view), unless the
         call had already run again the most times the guard allows (``MAX_RERUNS``, ADR
         0006 amendment 6): then its reminder says the whole output does not fit."""
-        from leanloop.loop.guard import MAX_RERUNS  # noqa: PLC0415 - the library loads lazily
+        from leanloop.loop.policies.repeat_guard import MAX_RERUNS  # noqa: PLC0415 - loads lazily
 
         calls = report["tool_calls"]
         for index, call in enumerate(calls):
