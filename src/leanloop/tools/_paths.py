@@ -3,14 +3,16 @@
 Every path a model sends is resolved (symlinks followed) and must land inside the
 workspace root; walking a tree skips links that lead outside, ``.git`` and link loops.
 Refusals are :class:`PathRefused`, a ``ToolException`` whose one-line message is meant
-for the model.
+for the model; a workspace that is not a folder is refused earlier, when a tool is built
+(:func:`workspace_root`, a ``ToolError`` for the user).
 
 Checking a path and then opening it by name is a race: a link swapped in between (a
 file or folder replaced by a link to ``/etc``) would be followed by ``open()``. So
-nothing is opened by name. :func:`open_inside` and :func:`walk_files` start from a
-descriptor of the workspace root and open each component of the checked, resolved path
-relative to its parent's descriptor with ``O_NOFOLLOW`` (``openat``): a link that
-appears after the check makes the open fail instead of leading outside.
+nothing is opened by name. :func:`open_inside` and :func:`walk_files` (and the edit
+tools' writes, through :func:`open_under`) start from a descriptor of the workspace root
+and open each component of the checked, resolved path relative to its parent's
+descriptor with ``O_NOFOLLOW`` (``openat``): a link that appears after the check makes
+the open fail instead of leading outside.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from pathlib import Path
 
 from langchain_core.tools import ToolException
 
-from leanloop.exceptions import InvalidArgument
+from leanloop.exceptions import InvalidArgument, ToolError
 
 __all__ = [
     "GlobError",
@@ -38,8 +40,10 @@ __all__ = [
     "compile_glob",
     "display_path",
     "open_inside",
+    "open_under",
     "resolve_inside",
     "walk_files",
+    "workspace_root",
 ]
 
 SKIPPED_DIRS = frozenset({".git", ".hg", ".svn"})
@@ -51,6 +55,26 @@ _SUGGESTION_SCAN_LIMIT = 5_000
 
 class PathRefused(ToolException):
     """A path the model sent is outside the workspace or names nothing usable."""
+
+
+def workspace_root(root: Path) -> Path:
+    """Resolve the workspace folder a tool is built for, refusing one that is not there.
+
+    Args:
+        root: The workspace folder as the caller gave it.
+
+    Returns:
+        ``root`` resolved: the base every path of the tool is confined to.
+
+    Raises:
+        ToolError: ``workspace 'missing' is not an existing folder`` (the folder as
+            given, not resolved, so the user recognises it).
+    """
+    base = Path(root).resolve()
+    if not base.is_dir():
+        msg = f"workspace {str(root)!r} is not an existing folder"
+        raise ToolError(msg)
+    return base
 
 
 def resolve_inside(root: Path, user_path: str) -> Path:
@@ -159,7 +183,7 @@ def _list_dir(
     if not _SAFE_OPEN:  # no openat here (Windows): list by name
         return _list_by_name(Path(base, *real), seen)
     try:
-        fd = _open_under(base, real, directory=True)
+        fd = open_under(base, real, directory=True)
     except OSError:
         return None
     try:
@@ -228,27 +252,48 @@ _SAFE_OPEN = os.open in os.supports_dir_fd and bool(_NOFOLLOW)
 """Whether this system opens relative to a folder's descriptor (POSIX ``openat``)."""
 
 
-def _open_under(base: Path, parts: tuple[str, ...], *, directory: bool) -> int:
+def open_under(base: Path, parts: tuple[str, ...], *, directory: bool, create: bool = False) -> int:
     """Open ``base/parts...`` without following any link below ``base``.
 
     Every component is opened relative to its parent's descriptor with ``O_NOFOLLOW``
     (folders with ``O_DIRECTORY`` too), so the descriptor returned is for something that
     really lies under ``base`` at the moment it was opened.
 
+    Args:
+        base: The resolved workspace root.
+        parts: The components below ``base``, each a plain name (no ``..``, no ``/``).
+        directory: Whether the last component must be a folder (the others always are).
+        create: Make the missing folders on the way (the last component too, when
+            ``directory``), each inside its parent's descriptor, so a write can follow.
+
+    Returns:
+        A descriptor the caller must close.
+
     Raises:
-        OSError: A component is missing, is a link (``ELOOP``) or is not a folder.
+        OSError: A component is missing (and not to be made), is a link (``ELOOP``) or
+            is not a folder.
     """
     if any(part in ("", ".", "..") or "/" in part for part in parts):
         raise OSError(errno.EINVAL, "not a plain relative path")
     if not _SAFE_OPEN:  # no openat here: open by name (Windows)
         path = os.path.join(base, *parts)
+        if create:
+            os.makedirs(path if directory else os.path.dirname(path), exist_ok=True)
         return os.open(path, os.O_RDONLY | (_DIRECTORY if directory else 0))
     fd = os.open(base, os.O_RDONLY | _DIRECTORY | _CLOEXEC)
     try:
         for index, part in enumerate(parts):
-            last = index == len(parts) - 1
-            flags = _OPEN_FLAGS | (_DIRECTORY if directory or not last else 0)
-            child = os.open(part, flags, dir_fd=fd)
+            folder = directory or index < len(parts) - 1
+            flags = _OPEN_FLAGS | (_DIRECTORY if folder else 0)
+            try:
+                child = os.open(part, flags, dir_fd=fd)
+            except FileNotFoundError:
+                if not (create and folder):
+                    raise
+                # Made inside the parent's descriptor, then opened as any other part: a
+                # link put in its place meanwhile still fails the open (O_NOFOLLOW).
+                os.mkdir(part, 0o777, dir_fd=fd)
+                child = os.open(part, flags, dir_fd=fd)
             os.close(fd)
             fd = child
     except BaseException:
@@ -261,7 +306,7 @@ def open_inside(base: Path, path: Path) -> int:
     """Open the regular file ``path`` for reading, only if it really lies inside ``base``.
 
     ``path`` (lexical or resolved) is resolved and checked again, then opened component
-    by component from ``base`` without following links (:func:`_open_under`), so a link
+    by component from ``base`` without following links (:func:`open_under`), so a link
     swapped in after any check fails the open instead of leading outside.
 
     Args:
@@ -283,7 +328,7 @@ def open_inside(base: Path, path: Path) -> int:
     if not real.is_relative_to(base):
         raise OSError(errno.EACCES, "it leads outside the workspace")
     try:
-        fd = _open_under(base, real.relative_to(base).parts, directory=False)
+        fd = open_under(base, real.relative_to(base).parts, directory=False)
     except OSError as exc:
         if exc.errno in (errno.ELOOP, errno.ENOTDIR):  # no link was there a moment ago
             msg = "it was replaced by a link while being opened; try again"

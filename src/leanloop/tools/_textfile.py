@@ -8,10 +8,10 @@ Files that are not UTF-8 text (a NUL byte near the start, or bytes that do not d
 are refused rather than rewritten with replacement characters.
 
 Writes never follow a link: the folder is opened component by component from the
-workspace root with ``O_NOFOLLOW`` (as :func:`~._paths.open_inside` reads), the new
-content goes to a temporary file beside the target and is renamed over it, so a reader
-never sees half a file and a link swapped in after the path check is replaced, not
-followed.
+workspace root with ``O_NOFOLLOW`` (:func:`~._paths.open_under`, as
+:func:`~._paths.open_inside` reads), the new content goes to a temporary file beside the
+target and is renamed over it, so a reader never sees half a file and a link swapped in
+after the path check is replaced, not followed.
 """
 
 from __future__ import annotations
@@ -27,7 +27,13 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from leanloop.tools._paths import SKIPPED_DIRS, PathRefused, display_path, open_inside
+from leanloop.tools._paths import (
+    SKIPPED_DIRS,
+    PathRefused,
+    display_path,
+    open_inside,
+    open_under,
+)
 
 __all__ = [
     "MAX_EDIT_BYTES",
@@ -50,7 +56,6 @@ _BOM = b"\xef\xbb\xbf"
 _BREAK = re.compile(r"\r\n|\r|\n")
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _SAFE = os.open in os.supports_dir_fd and bool(_NOFOLLOW)
 
@@ -213,27 +218,6 @@ def refuse_special(base: Path, target: Path) -> None:
         raise PathRefused(msg)
 
 
-def _open_folder(base: Path, parts: tuple[str, ...], *, create: bool) -> int:
-    """A descriptor of the folder ``base/parts``, no link followed, created if asked."""
-    fd = os.open(base, os.O_RDONLY | _DIRECTORY | _CLOEXEC)
-    try:
-        for part in parts:
-            flags = os.O_RDONLY | _DIRECTORY | _NOFOLLOW | _CLOEXEC
-            try:
-                child = os.open(part, flags, dir_fd=fd)
-            except FileNotFoundError:
-                if not create:
-                    raise
-                os.mkdir(part, 0o777, dir_fd=fd)
-                child = os.open(part, flags, dir_fd=fd)
-            os.close(fd)
-            fd = child
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
-
-
 def write_inside(base: Path, target: Path, data: bytes) -> None:
     """Write ``data`` to ``target`` (resolved, inside ``base``) atomically, no link followed.
 
@@ -249,7 +233,7 @@ def write_inside(base: Path, target: Path, data: bytes) -> None:
         spare.write_bytes(data)
         os.replace(spare, target)
         return
-    folder = _open_folder(base, parts[:-1], create=True)
+    folder = open_under(base, parts[:-1], directory=True, create=True)
     name = parts[-1]
     temp = f".{name}.{secrets.token_hex(4)}.leanloop-tmp"
     try:
@@ -283,7 +267,7 @@ def remove_inside(base: Path, target: Path) -> None:
     if not _SAFE:
         target.unlink()
         return
-    folder = _open_folder(base, parts[:-1], create=False)
+    folder = open_under(base, parts[:-1], directory=True)
     try:
         info = os.stat(parts[-1], dir_fd=folder, follow_symlinks=False)
         if not stat.S_ISREG(info.st_mode):

@@ -40,8 +40,9 @@ from pathlib import Path
 from langchain_core.tools import StructuredTool, ToolException
 from pydantic import BaseModel, Field
 
-from leanloop.exceptions import ToolError
 from leanloop.spec.toolrefs import COMMAND_TOOL
+from leanloop.tools._builtin import built_in_tool
+from leanloop.tools._paths import workspace_root
 from leanloop.tools.readers import READS_KEY
 
 __all__ = [
@@ -153,10 +154,7 @@ def command_tool(root: Path, settings: CommandSettings | None = None) -> Structu
     Raises:
         ToolError: ``root`` is not an existing folder.
     """
-    base = Path(root).resolve()
-    if not base.is_dir():
-        msg = f"workspace {str(root)!r} is not an existing folder"
-        raise ToolError(msg)
+    base = workspace_root(root)
     chosen = settings if settings is not None else CommandSettings()
 
     async def arun(argv: list[str] | str, timeout_s: float | None = None) -> str:
@@ -181,13 +179,9 @@ def command_tool(root: Path, settings: CommandSettings | None = None) -> Structu
         )
     if chosen.allowed is not None:
         description += f" Allowed programs: {', '.join(chosen.allowed)}."
-    return StructuredTool.from_function(
-        func=run,
-        coroutine=arun,
-        name=COMMAND_TOOL,
-        description=description,
-        args_schema=RunShellArgs if chosen.via_shell else RunCommandArgs,
-        metadata={READS_KEY: None},
+    schema = RunShellArgs if chosen.via_shell else RunCommandArgs
+    return built_in_tool(
+        COMMAND_TOOL, run, arun, schema, description=description, metadata={READS_KEY: None}
     )
 
 

@@ -28,7 +28,7 @@ Example::
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -38,12 +38,12 @@ from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import BaseModel, Field
 
 from leanloop.events import FILE_EDITED, emit
-from leanloop.exceptions import ToolError
 from leanloop.spec.toolrefs import EDIT_TOOLS
+from leanloop.tools._builtin import built_in_tool
 from leanloop.tools._editing import MODEL_DIFF_CHARS, Edited, Editor
 from leanloop.tools._journal import JournalEntry, WorkspaceRun, run_state
 from leanloop.tools._notes import call_context
-from leanloop.tools._paths import PathRefused
+from leanloop.tools._paths import PathRefused, workspace_root
 from leanloop.tools._worker import in_worker
 from leanloop.tools.readers import READS_KEY
 
@@ -167,10 +167,7 @@ def edit_tools(root: Path, *, state: WorkspaceRun | None = None) -> list[BaseToo
     Raises:
         ToolError: ``root`` is not an existing folder.
     """
-    base = Path(root).resolve()
-    if not base.is_dir():
-        msg = f"workspace {str(root)!r} is not an existing folder"
-        raise ToolError(msg)
+    base = workspace_root(root)
     own = state if state is not None else WorkspaceRun()
     editor = Editor(base)
     bodies: dict[str, Callable[..., Edited]] = {
@@ -236,24 +233,10 @@ def _tool(
             await emit(FILE_EDITED, _event(entry), ensure_config())
         return edited.text
 
-    return _structured(name, run, arun, schema)
-
-
-def _structured(
-    name: str,
-    func: Callable[..., str],
-    coroutine: Callable[..., Awaitable[str]],
-    schema: type[BaseModel],
-) -> StructuredTool:
-    return StructuredTool.from_function(
-        func=func,
-        coroutine=coroutine,
-        name=name,
-        description=_DESCRIPTIONS[name],
-        args_schema=schema,
-        # An edit tool takes a path but is no reader: the loop must never fill in its
-        # path, or prefetch with it, as it does for a tool that reads a named file.
-        metadata={READS_KEY: None},
+    # An edit tool takes a path but is no reader: the loop must never fill in its path, or
+    # prefetch with it, as it does for a tool that reads a named file.
+    return built_in_tool(
+        name, run, arun, schema, description=_DESCRIPTIONS[name], metadata={READS_KEY: None}
     )
 
 

@@ -18,15 +18,15 @@ Example::
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from langchain_core.runnables import RunnableConfig
-from langchain_core.tools import BaseTool, StructuredTool
+from langchain_core.tools import BaseTool
 from pydantic import BaseModel, Field
 
-from leanloop.exceptions import ToolError
 from leanloop.tools import _filetools
+from leanloop.tools._builtin import built_in_tool
 from leanloop.tools._filetools import (
     DEFAULT_READ_LINES,
     DEFAULT_SEARCH_RESULTS,
@@ -37,7 +37,7 @@ from leanloop.tools._filetools import (
 from leanloop.tools._journal import WorkspaceRun, run_state
 from leanloop.tools._notes import call_context
 from leanloop.tools._pathhelp import PathHelp
-from leanloop.tools._paths import PathRefused, resolve_inside
+from leanloop.tools._paths import PathRefused, resolve_inside, workspace_root
 from leanloop.tools._worker import in_worker
 
 __all__ = [
@@ -148,10 +148,7 @@ def workspace_tools(
     Raises:
         ToolError: ``root`` is not an existing folder.
     """
-    base = Path(root).resolve()
-    if not base.is_dir():
-        msg = f"workspace {str(root)!r} is not an existing folder"
-        raise ToolError(msg)
+    base = workspace_root(root)
 
     def helped(config: RunnableConfig | None) -> PathHelp:
         """The path help of one call: the run's request paths and its decision on repair
@@ -217,9 +214,17 @@ def workspace_tools(
         return await in_worker(listing, base, path, glob, path_help=helped(config))
 
     return [
-        _structured("read_file", read_file, aread_file, ReadFileArgs),
-        _structured("search", search, asearch, SearchArgs),
-        _structured("list_files", list_files, alist_files, ListFilesArgs),
+        built_in_tool(
+            "read_file", read_file, aread_file, ReadFileArgs, description=_DESCRIPTIONS["read_file"]
+        ),
+        built_in_tool("search", search, asearch, SearchArgs, description=_DESCRIPTIONS["search"]),
+        built_in_tool(
+            "list_files",
+            list_files,
+            alist_files,
+            ListFilesArgs,
+            description=_DESCRIPTIONS["list_files"],
+        ),
     ]
 
 
@@ -238,18 +243,3 @@ def workspace_path_exists(root: Path) -> Callable[[str], bool]:
             return False
 
     return exists
-
-
-def _structured(
-    name: str,
-    func: Callable[..., str],
-    coroutine: Callable[..., Awaitable[str]],
-    schema: type[BaseModel],
-) -> StructuredTool:
-    return StructuredTool.from_function(
-        func=func,
-        coroutine=coroutine,
-        name=name,
-        description=_DESCRIPTIONS[name],
-        args_schema=schema,
-    )
