@@ -24,7 +24,7 @@ from pathlib import Path
 from benchmarks.local_server import free_port
 from benchmarks.model_quality.runner import run_task
 from benchmarks.model_quality.tasks import TASKS, write_workspace
-from leanloop.budget.tokens import SHARED_ESTIMATORS as estimators
+from leanloop.budget.shared import PROCESS_STATE
 from leanloop.localmodel import ServerOptions, running_server
 
 CTX_SIZE = 8192
@@ -39,7 +39,8 @@ async def _measure(modes: list[str], limit: int | None) -> list[Row]:
     with tempfile.TemporaryDirectory(prefix="estimate-") as folder:
         workspace = write_workspace(Path(folder) / "workspace")
         for mode in modes:
-            estimators.clear()  # each mode learns from nothing, as a new process would
+            # Each mode learns from nothing, as a new process would.
+            PROCESS_STATE.estimators.clear()
             options = ServerOptions(port=free_port(), ctx_size=CTX_SIZE, template=mode == "native")
             with running_server(options) as server:
                 for task in TASKS[:limit]:

@@ -19,7 +19,8 @@ from pydantic import PrivateAttr
 from support.aio import run, run_virtual
 from support.logs import capture_logs
 
-from leanloop.budget.server_tokens import ServerTokenCounter, default_token_counter
+from leanloop.budget.server_tokens import ServerTokenCounter
+from leanloop.budget.shared import PROCESS_STATE
 from leanloop.loop.tool_round import make_pruner
 from leanloop.pruning import PruneOutcome, Pruner, PruneRequest, PruneSettings
 from leanloop.pruning.prompt import estimate_chars_per_token, sample_text, split_raw_lines
@@ -590,7 +591,7 @@ def step_hosted(context: Context) -> None:
         counter.chars_per_token("https://api.openai.com/v1", "some text to count")
     )
     context.sized_count_default = run(
-        default_token_counter().count("https://api.example.com/v1", "some text")
+        PROCESS_STATE.server_tokens.count("https://api.example.com/v1", "some text")
     )
 
 

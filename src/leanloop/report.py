@@ -199,7 +199,8 @@ class RunReport:
     the values and their lines), ``first_answer`` (the answer replaced, when it was);
     ``None`` when nothing was checked (no answer, no value, nothing read)."""
     elapsed_s: float | None = None
-    """Wall time of the run in seconds."""
+    """Seconds the run took, on the event loop's clock: the clock of its time limits and
+    of each request's and tool call's ``seconds`` (ADR 0038)."""
     pruning_fallbacks: list[dict[str, Any]] = field(default_factory=list)
     """Pruning passes that ran but kept the raw output: ``step``, ``tool``, ``reason``."""
     session: dict[str, Any] | None = None

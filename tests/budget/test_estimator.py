@@ -20,7 +20,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from leanloop.budget import (
     MessageCounter,
     TokenEstimator,
-    estimator_for,
+    TokenEstimators,
     message_chars,
     schema_chars,
 )
@@ -129,10 +129,12 @@ def test_concurrent_runs_share_one_estimator_safely() -> None:
 
 
 def test_one_estimator_per_endpoint_and_model() -> None:
-    shared = estimator_for("http://127.0.0.1:8080/v1", "qwen")
+    estimators = TokenEstimators()
+    shared = estimators.for_endpoint("http://127.0.0.1:8080/v1", "qwen")
 
-    assert shared is estimator_for("http://127.0.0.1:8080/v1/", "qwen")
-    assert shared is not estimator_for("http://127.0.0.1:8080/v1", "phi")
+    assert shared is estimators.for_endpoint("http://127.0.0.1:8080/v1/", "qwen")
+    assert shared is not estimators.for_endpoint("http://127.0.0.1:8080/v1", "phi")
+    assert shared is not TokenEstimators().for_endpoint("http://127.0.0.1:8080/v1", "qwen")
 
 
 # --- measuring ---------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
-from leanloop.budget import WindowResolver, default_resolver, small_window_warning
+from leanloop.budget import PROCESS_STATE, WindowResolver, small_window_warning
 
 Windows = Any  # tests/budget/conftest.py's Windows
 
@@ -406,5 +406,4 @@ async def test_a_window_of_8192_tokens_gets_no_warning(windows: Windows) -> None
     window = await windows.at_server("openai-compatible", "m", configured=8192)
 
     assert small_window_warning(window) is None
-    assert default_resolver() is default_resolver()
-    assert isinstance(default_resolver(), WindowResolver)
+    assert isinstance(PROCESS_STATE.windows, WindowResolver)

@@ -12,7 +12,6 @@ first request came from the cache.
 
 from __future__ import annotations
 
-import itertools
 import json
 from pathlib import Path
 from typing import Any
@@ -20,12 +19,12 @@ from typing import Any
 from langchain_core.messages import AIMessage
 
 from leanloop.agent import LLMAgent
+from leanloop.budget import SharedState
 from leanloop.cache_usage import RequestTally
 from leanloop.report import RunReport, cached_share, format_report, summary_line
 from leanloop.spec.types import AgentSpec, ModelSpec
 from leanloop.testing import ScriptedChatModel
 
-_RUNS = itertools.count(1)
 READ = {"name": "read_file", "args": {"path": "notes.txt"}}
 
 
@@ -45,14 +44,17 @@ def _run(tmp_path: Path, replies: list[Any]) -> dict[str, Any]:
         name="cached",
         model=ModelSpec(
             class_path="leanloop.testing:ScriptedChatModel",
-            model=f"cached-{next(_RUNS)}",  # a fresh token estimator per run
+            model="cached",
             context_window=200_000,
         ),
         tools=("read_file",),
         workspace=tmp_path,
         max_repeated_calls=5,  # the script reads the file twice on purpose
     )
-    agent = LLMAgent.from_spec(spec, model=ScriptedChatModel(replies=replies))
+    # A state of its own: the run's token estimate starts from nothing (ADR 0038).
+    agent = LLMAgent.from_spec(
+        spec, model=ScriptedChatModel(replies=replies), shared_state=SharedState()
+    )
     answer = agent.invoke("What colour do the notes name?")
     assert isinstance(answer, AIMessage)
     # What `leanloop report` reads: the report as JSON, written and read back.

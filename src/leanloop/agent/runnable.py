@@ -63,7 +63,7 @@ from leanloop.agent.located import (
     schema_class as _schema_class,
 )
 from leanloop.agent.structured import attach_structured
-from leanloop.budget import SHARED_ESTIMATORS, TokenEstimators
+from leanloop.budget.shared import PROCESS_STATE, SharedState
 from leanloop.exceptions import (
     InvalidArgument,
     NoAnswer,
@@ -121,9 +121,12 @@ class LLMAgent(RunnableSerializable[AgentInput, AIMessage]):
     answer_schema: type[BaseModel] | None = None
     """When set, the answer is also an instance of this model
     (``additional_kwargs["parsed"]``); :meth:`with_structured_output` returns it alone."""
-    estimators: TokenEstimators = SHARED_ESTIMATORS
-    """Where the runs' token estimates learn from the server's counts: the process's
-    registry, or one of the agent's own (its sub-agents share it)."""
+    shared_state: SharedState = PROCESS_STATE
+    """What the agent's runs keep beyond a run: the windows the servers said, the token
+    estimates learned from their counts, the trimmed copies, and the clock those age on
+    (:class:`~leanloop.budget.shared.SharedState`). The process's by default, shared with
+    every agent given none; one of the agent's own (its sub-agents share it) keeps its
+    runs apart from every other agent's (ADR 0038)."""
     tool_approval: dict[str, tuple[DecisionName, ...]] = Field(default_factory=dict)
     """Per tool name whose calls ask a person first, the decisions allowed (the file's
     ``approval`` and ``approve_decisions``; ADR 0037)."""
@@ -174,7 +177,7 @@ class LLMAgent(RunnableSerializable[AgentInput, AIMessage]):
         tools: Sequence[Any] | None = None,
         pruning_model: BaseChatModel | None = None,
         extra_tools: Sequence[Any] = (),
-        estimators: TokenEstimators = SHARED_ESTIMATORS,
+        shared_state: SharedState = PROCESS_STATE,
         approver: Approver | None = None,
     ) -> LLMAgent:
         """Build the agent ``spec`` describes; ``model``/``tools``/``pruning_model`` override it.
@@ -183,8 +186,9 @@ class LLMAgent(RunnableSerializable[AgentInput, AIMessage]):
 
         ``extra_tools`` are added to the spec's tools (ignored when ``tools`` replaces them).
         Tools may be ``BaseTool`` objects, plain functions or other ``LLMAgent`` objects.
-        ``estimators``: where its runs (and its sub-agents') learn token counts; a fresh
-        :class:`~leanloop.budget.TokenEstimators` makes them independent of other runs.
+        ``shared_state``: what its runs (and its sub-agents') keep beyond a run (see
+        :attr:`shared_state`); a fresh :class:`~leanloop.budget.SharedState` makes them
+        independent of other agents' runs.
 
         Raises:
             SpecError: When the model or a tool cannot be built (located in the file).
@@ -196,7 +200,7 @@ class LLMAgent(RunnableSerializable[AgentInput, AIMessage]):
             approval = None  # by the tools' names, once they are tool objects (below)
         else:
             extra = _tool_objects(extra_tools, where="tools", spec=spec)
-            built = _build_tools(spec, extra=extra, estimators=estimators)
+            built = _build_tools(spec, extra=extra, shared_state=shared_state)
             built_tools = [tool for _, tool in built]
             policies = _policies(spec, built)
             approval = _approval(spec, built)
@@ -211,7 +215,7 @@ class LLMAgent(RunnableSerializable[AgentInput, AIMessage]):
             tool_policies=policies,
             answer_schema=_output_schema(spec),
             name=spec.name,
-            estimators=estimators,
+            shared_state=shared_state,
             tool_approval=approval or {},
             approver=approver,
         )
@@ -376,7 +380,7 @@ class LLMAgent(RunnableSerializable[AgentInput, AIMessage]):
             model=self.model,
             registry=registry,
             pruning_model=self.pruning_model,
-            estimators=self.estimators,
+            shared_state=self.shared_state,
             approval=self.tool_approval,
             approver=self.approver,
             preview=preview,
@@ -598,6 +602,7 @@ def _python_first(data: dict[str, Any]) -> dict[str, Any]:
     given_tools = options.pop("tools", None) or []
     context_window = options.pop("context_window", None)
     approver = options.pop("approver", None)  # a callable, not an agents-file key
+    shared_state = options.pop("shared_state", PROCESS_STATE)  # an object, likewise
     pruning_model = options.get("pruning_model")
     schema = options.get("output_schema")
     where = _caller()
@@ -627,6 +632,7 @@ def _python_first(data: dict[str, Any]) -> dict[str, Any]:
         model=model if isinstance(model, BaseChatModel) else None,
         pruning_model=pruning_model if isinstance(pruning_model, BaseChatModel) else None,
         extra_tools=_tool_objects(objects, where="tools", caller=where),
+        shared_state=shared_state,
         approver=approver,
     )
     fields = {key: getattr(built, key) for key in type(built).model_fields}
@@ -665,14 +671,14 @@ def _build_tools(
     spec: AgentSpec,
     *,
     extra: Sequence[BaseTool] = (),
-    estimators: TokenEstimators = SHARED_ESTIMATORS,
+    shared_state: SharedState = PROCESS_STATE,
 ) -> list[tuple[str, BaseTool]]:
     from leanloop.exceptions import ToolError  # noqa: PLC0415
 
     try:
         agent_tools = {
             f"{AGENT_PREFIX}{name}": agent_tool(
-                sub.name, sub.description, LLMAgent.from_spec(sub, estimators=estimators)
+                sub.name, sub.description, LLMAgent.from_spec(sub, shared_state=shared_state)
             )
             for name, sub in spec.sub_agents.items()
         }

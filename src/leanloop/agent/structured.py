@@ -16,9 +16,9 @@ structuring requests, ``structured`` with the ``error``, the usage of every requ
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
-import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal, cast
@@ -84,7 +84,8 @@ class _Attempt:
     notes: list[str]
     """What the report's ``events`` should say about the structuring, one line each."""
     started: float
-    """When the structuring began (``time.monotonic``): the report's time includes it."""
+    """When the structuring began, on the event loop's clock (the run's ``elapsed_s``
+    clock): the report's time includes it."""
     repairs: int = 0
 
     async def ask(self) -> AIMessage:
@@ -149,7 +150,7 @@ async def attach_structured(
         ],
         replies=[],
         notes=[],
-        started=time.monotonic(),
+        started=asyncio.get_running_loop().time(),
     )
     instance, problem = await _first_try(attempt, answer)
     if instance is None:
@@ -374,8 +375,9 @@ def _reported(
         report["events"] = [*report.get("events", []), *attempt.notes]
     elapsed = report.get("elapsed_s")
     if isinstance(elapsed, int | float):
-        # The wall time of the run includes the structuring requests.
-        report["elapsed_s"] = round(elapsed + time.monotonic() - attempt.started, 3)
+        # The time of the run includes the structuring requests.
+        now = asyncio.get_running_loop().time()
+        report["elapsed_s"] = round(elapsed + now - attempt.started, 3)
     metadata["leanloop"] = report
     usage = answer.usage_metadata
     for _, reply in attempt.replies:

@@ -71,14 +71,15 @@ async def run_task(
     person; without them (or a decision) such a call pauses the task.
     """
     from leanloop.agent import LLMAgent  # noqa: PLC0415 - LangChain only once a task runs
-    from leanloop.budget import TokenEstimators  # noqa: PLC0415
+    from leanloop.budget import PROCESS_STATE  # noqa: PLC0415
 
     started = time.perf_counter()
     answer: str | None = None
     error: str | None = None
     try:
         # Its own estimators: what the task trims never depends on the tasks before it.
-        agent = LLMAgent.from_spec(spec, estimators=TokenEstimators())
+        shared = PROCESS_STATE.with_own_estimators()
+        agent = LLMAgent.from_spec(spec, shared_state=shared)
         # Never the agent's own approver (none from a file) and never a terminal.
         agent = agent.with_approver(batch_approver(approvals) if approvals else None)
         message = await agent.ainvoke(task.question)

@@ -1,12 +1,14 @@
 """The token budget: the real window, a learned estimate, the plan, trimming, overflows.
 
-One step of the loop uses it like this::
+One step of the loop uses it like this (``state``: the agent's :class:`SharedState`, by
+default :data:`PROCESS_STATE`, which holds what outlives a run)::
 
-    window = await default_resolver().resolve(configured=..., provider=..., base_url=...,
-                                              model_name=..., profile=model.profile)
+    window = await state.windows.resolve(configured=..., provider=..., base_url=...,
+                                         model_name=..., profile=model.profile)
     plan = ContextPlan.for_window(window.tokens, budget_percent=0.85, max_tokens=None)
-    counter = MessageCounter(estimator_for(endpoint, model_name))
-    fitted = fit_messages(history, plan=plan, count=counter.count_fn(tools=schemas))
+    counter = MessageCounter(state.estimators.for_endpoint(endpoint, model_name))
+    fitted = fit_messages(history, plan=plan, count=counter.count_fn(tools=schemas),
+                          copies=state.trimmed)
     sent = counter.estimate(fitted.messages, schemas)
     reply = await model.ainvoke(fitted.messages)
     counter.estimator.observe(estimated_chars=sent.chars, input_tokens=reported)
@@ -25,37 +27,34 @@ from leanloop.budget.fit import (
 )
 from leanloop.budget.overflow import Overflow, parse_overflow
 from leanloop.budget.plan import ContextPlan
+from leanloop.budget.shared import PROCESS_STATE, SharedState
 from leanloop.budget.tokens import (
-    SHARED_ESTIMATORS,
     Estimate,
     MessageCounter,
     TokenEstimator,
     TokenEstimators,
-    estimator_for,
     message_chars,
     schema_chars,
 )
 from leanloop.budget.window import (
     Window,
     WindowResolver,
-    default_resolver,
     small_window_warning,
 )
 
 __all__ = [
-    "SHARED_ESTIMATORS",
+    "PROCESS_STATE",
     "TRIM_NOTE",
     "ContextPlan",
     "Estimate",
     "FitResult",
     "MessageCounter",
     "Overflow",
+    "SharedState",
     "TokenEstimator",
     "TokenEstimators",
     "Window",
     "WindowResolver",
-    "default_resolver",
-    "estimator_for",
     "fit_messages",
     "is_trimmed",
     "message_chars",

@@ -37,13 +37,14 @@ first, the running sums) from one request to the next, so a step costs its new m
 not the history (the loop's check, :class:`leanloop.budget.run.RunBudget`, uses it).
 
 Nothing here outlives a run: a trimmed copy is cached only while its original lives
-(the views of consecutive steps share it, which keeps counting cheap), and a
-:class:`RunFitter` belongs to one run's budget.
+(the views of consecutive steps share it, which keeps counting cheap), in the
+:class:`~leanloop.budget.copies.TrimmedCopies` of the run's
+:class:`~leanloop.budget.shared.SharedState`, and a :class:`RunFitter` belongs to one
+run's budget.
 """
 
 from __future__ import annotations
 
-import weakref
 from bisect import bisect_right, insort
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
@@ -52,7 +53,9 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage
 
+from leanloop.budget.copies import TrimmedCopies
 from leanloop.budget.plan import ContextPlan
+from leanloop.budget.shared import PROCESS_STATE
 from leanloop.budget.tokens import MessageCounter
 from leanloop.exceptions import InvalidArgument
 from leanloop.protocol.marks import is_tool_result
@@ -117,6 +120,7 @@ def fit_messages(
     keep_steps: int = 2,
     enabled: bool = True,
     start: Sequence[BaseMessage] | None = None,
+    copies: TrimmedCopies | None = None,
 ) -> FitResult:
     """Build the request view of ``messages`` that fits ``plan``.
 
@@ -135,6 +139,8 @@ def fit_messages(
             Used only while ``messages`` are over the ceiling; while the kept trims leave
             the view under the ceiling nothing more is trimmed, so a request trims again
             only when its new messages need the room, not at every step.
+        copies: Where the trimmed copies are kept (:func:`trim_result`); ``None``: the
+            process's.
 
     Returns:
         The view and its figures; ``over`` says whether trimming was not enough.
@@ -184,7 +190,7 @@ def fit_messages(
             break
         candidates = [i for i in whole if rule(i) and not is_trimmed(view[i])]
         done, estimate, left = _trim_oldest_first(
-            view, candidates, count, estimate, goal, measure=goal == ceiling
+            view, candidates, count, estimate, goal, measure=goal == ceiling, copies=copies
         )
         spared = spared or left
         if done:
@@ -215,6 +221,7 @@ def _trim_oldest_first(
     target: int,
     *,
     measure: bool = False,
+    copies: TrimmedCopies | None = None,
 ) -> tuple[int, int, bool]:
     """Trim ``view[i]`` for each candidate in order until ``estimate`` reaches ``target``.
 
@@ -232,7 +239,7 @@ def _trim_oldest_first(
         if estimate <= target:
             return done, estimate, True
         original = view[index]
-        copy = trim_result(original)
+        copy = trim_result(original, copies)
         saved = count([original]) - count([copy])
         if saved <= 0:  # already about as short as its trimmed form
             continue
@@ -269,10 +276,16 @@ class RunFitter:
         counter: The run's counter (its cached sizes and the learned ratio).
         keep_steps: How many recent steps the first pass leaves alone (at least 0).
         enabled: ``False`` measures only (``trim_tool_results: false``).
+        copies: Where the trimmed copies are kept; ``None``: the process's.
     """
 
     def __init__(
-        self, counter: MessageCounter, *, keep_steps: int = 2, enabled: bool = True
+        self,
+        counter: MessageCounter,
+        *,
+        keep_steps: int = 2,
+        enabled: bool = True,
+        copies: TrimmedCopies | None = None,
     ) -> None:
         if keep_steps < 0:
             msg = f"trim_keep_steps must be 0 or more, got {keep_steps!r}"
@@ -280,6 +293,7 @@ class RunFitter:
         self.counter = counter
         self.keep_steps = keep_steps
         self.enabled = enabled
+        self.copies = copies if copies is not None else PROCESS_STATE.trimmed
         self.chars = 0
         """The characters of the last view's messages (no schemas), as the counter sums them."""
         self.fresh: list[tuple[BaseMessage, BaseMessage]] = []
@@ -400,7 +414,7 @@ class RunFitter:
                 break
             index = last = queue.popleft()
             original = view[index]
-            copy = trim_result(original)
+            copy = trim_result(original, self.copies)
             size, small = chars(original), chars(copy)
             saved = tokens(size + schemas) - tokens(small + schemas)
             if saved <= 0:  # already about as short as its trimmed form
@@ -473,19 +487,20 @@ class RunFitter:
                     (self._pruned if is_pruned(message) else self._raw).append(index)
 
 
-def trim_result(message: BaseMessage) -> BaseMessage:
+def trim_result(message: BaseMessage, copies: TrimmedCopies | None = None) -> BaseMessage:
     """A trimmed copy of a tool result: its first line and :data:`TRIM_NOTE`.
 
-    The copy is cached per original for as long as the original lives, so the views of
-    consecutive steps share it (which keeps incremental counting cheap); an already
-    trimmed message is returned as is.
+    The copy is kept in ``copies`` (``None``: the process's,
+    :data:`~leanloop.budget.shared.PROCESS_STATE`) for as long as the original lives, so
+    the views of consecutive steps share it (which keeps incremental counting cheap); an
+    already trimmed message is returned as is.
     """
     if is_trimmed(message):
         return message
-    key = id(message)
-    hit = _copies.get(key)
-    if hit is not None and hit[0]() is message:
-        return hit[1]
+    cache = copies if copies is not None else PROCESS_STATE.trimmed
+    hit = cache.get(message)
+    if hit is not None:
+        return hit
     first = _first_line(message.text)
     copy = message.model_copy(
         update={
@@ -494,11 +509,7 @@ def trim_result(message: BaseMessage) -> BaseMessage:
             "additional_kwargs": dict(message.additional_kwargs),
         }
     )
-    try:
-        ref = weakref.KeyedRef(message, _forget, key)
-    except TypeError:  # a message class that cannot be weakly referenced: not cached
-        return copy
-    _copies[key] = (ref, copy)
+    cache.put(message, copy)
     return copy
 
 
@@ -507,21 +518,3 @@ def _first_line(text: str) -> str:
         if line.strip():
             return line.strip()[:FIRST_LINE_MAX]
     return ""
-
-
-def _forget(ref: weakref.KeyedRef[int, BaseMessage]) -> None:
-    """Drop the copy of an original that is being collected.
-
-    Called while the original is deallocated, before its ``id()`` can be reused, so the
-    entry found is that original's (or one already replaced, which is left alone). No
-    lock: a callback can run inside any allocation, also one made while a lock is held.
-    """
-    hit = _copies.get(ref.key)
-    if hit is not None and hit[0] is ref:
-        _copies.pop(ref.key, None)
-
-
-_copies: dict[int, tuple[weakref.KeyedRef[int, BaseMessage], BaseMessage]] = {}
-"""Trimmed copies by ``id()`` of their original, each entry removed when the original is
-collected: weak on the original, so a run's tool outputs never outlive the run (a strong
-cache of 4,096 entries kept 130 MB of old outputs alive over 100 runs of one agent)."""

@@ -28,13 +28,14 @@ from leanloop.budget import (
     MessageCounter,
     Overflow,
     Window,
-    default_resolver,
     small_window_warning,
 )
 from leanloop.budget.fit import RunFitter
-from leanloop.budget.server_tokens import default_token_counter, tokenize_root
-from leanloop.budget.tokens import SHARED_ESTIMATORS, TokenEstimators, is_answer_turn
+from leanloop.budget.server_tokens import tokenize_root
+from leanloop.budget.shared import PROCESS_STATE, SharedState
+from leanloop.budget.tokens import is_answer_turn
 from leanloop.budget.turns import EarlierTurns
+from leanloop.budget.window import WindowResolver
 from leanloop.cache_usage import prompt_usage
 from leanloop.report import RequestRecord, RunReport
 from leanloop.spec.types import AgentSpec, ModelSpec
@@ -85,13 +86,18 @@ class Observed:
     """What the round of results that follows the reply may take."""
 
 
-async def resolve_window(spec: ModelSpec, model: BaseChatModel) -> Window:
+async def resolve_window(
+    spec: ModelSpec, model: BaseChatModel, *, resolver: WindowResolver | None = None
+) -> Window:
     """The model's context window and where it came from (config ▸ server ▸ profile ▸ default).
 
     For Ollama, ``kwargs.num_ctx`` is configuration too: it is the window the server runs at.
+    ``resolver`` asks the servers and keeps their answers (``None``: the process's, that of
+    :data:`~leanloop.budget.shared.PROCESS_STATE`).
     """
     profile = getattr(model, "profile", None)
-    return await default_resolver().resolve(
+    resolver = resolver if resolver is not None else PROCESS_STATE.windows
+    return await resolver.resolve(
         configured=_configured_window(spec),
         provider=spec.provider,
         base_url=spec.base_url,
@@ -143,15 +149,19 @@ class RunBudget:
         model: BaseChatModel,
         report: RunReport,
         config: RunnableConfig,
-        estimators: TokenEstimators = SHARED_ESTIMATORS,
+        shared_state: SharedState = PROCESS_STATE,
     ) -> None:
         self.spec = spec
+        self.shared = shared_state
+        """What outlives the run: the estimators it learns into, the servers' answers,
+        the trimmed copies."""
         self.window = window
         self.plan = ContextPlan.for_window(
             window.tokens,
             budget_percent=spec.token_budget_percent,
             max_tokens=spec.model.max_tokens,
         )
+        estimators = shared_state.estimators
         self.counter = MessageCounter(estimators.for_endpoint(*_endpoint(spec.model, model)))
         if window.drops_tools_on_answer_turns:
             self.counter.estimator.drops_tools_on_answer_turns = True
@@ -160,7 +170,10 @@ class RunBudget:
         self._warned = False
         self._trimmed: set[int] = set()
         self._fitter = RunFitter(
-            self.counter, keep_steps=spec.trim_keep_steps, enabled=spec.trim_tool_results
+            self.counter,
+            keep_steps=spec.trim_keep_steps,
+            enabled=spec.trim_tool_results,
+            copies=shared_state.trimmed,
         )
         """The request view from one step to the next, and the run's trimmed copies."""
         # A llama.cpp server of our own counts a request exactly (/apply-template and
@@ -197,7 +210,7 @@ class RunBudget:
         opening: Sequence[BaseMessage] = (),
         tools: Sequence[Mapping[str, Any]] = (),
         room: bool = False,
-        estimators: TokenEstimators = SHARED_ESTIMATORS,
+        shared_state: SharedState = PROCESS_STATE,
     ) -> RunBudget:
         """The budget of a run that starts with ``opening``: the first word of the run.
 
@@ -219,16 +232,19 @@ class RunBudget:
                 results share the first request with all of it).
             tools: The schemas offered with the first request.
             room: Whether to work out the room the opening leaves (:attr:`Limits.room`).
-            estimators: Where the run's token estimate learns (the process's by default).
+            shared_state: What outlives the run: the windows the servers said, the
+                estimators its estimate learns into, the trimmed copies (the process's
+                by default).
         """
-        window = await resolve_window(spec.model, model)
+        resolver = shared_state.windows
+        window = await resolve_window(spec.model, model, resolver=resolver)
         budget = cls(
             spec=spec,
             window=window,
             model=model,
             report=report,
             config=config,
-            estimators=estimators,
+            shared_state=shared_state,
         )
         # The model this run talks to asks the server for the window the budget rests on.
         budget.sized = sized_model(spec.model, model, window)
@@ -238,7 +254,7 @@ class RunBudget:
         own = spec.pruning_model
         if spec.allow_tool_output_pruning and own is not None:
             # A pruning model of its own plans for its own window.
-            theirs = await resolve_window(own, pruning_model)
+            theirs = await resolve_window(own, pruning_model, resolver=resolver)
             budget.pruning = sized_model(own, pruning_model, theirs), theirs.tokens
         elif pruning_model is model:
             budget.pruning = budget.sized, window.tokens
@@ -414,7 +430,7 @@ class RunBudget:
         counted again (twice at most); a view the estimate already had over stays as the
         fitter left it.
         """
-        counter = default_token_counter()
+        counter = self.shared.server_tokens
         for _ in range(2):
             counted = await counter.count_request(
                 self._exact_url,

@@ -36,7 +36,6 @@ __all__ = [
     "SAMPLE_CHARS",
     "TOKENIZE_TIMEOUT_S",
     "ServerTokenCounter",
-    "default_token_counter",
     "tokenize_root",
 ]
 
@@ -250,16 +249,3 @@ def _token_count(response: httpx.Response) -> int | None:
     if not isinstance(tokens, list) or not tokens:
         return None
     return len(tokens)
-
-
-_default: ServerTokenCounter | None = None
-_default_lock = threading.Lock()
-
-
-def default_token_counter() -> ServerTokenCounter:
-    """The process-wide counter, so every agent shares one cache."""
-    global _default  # noqa: PLW0603 - a lazily built process-wide singleton
-    with _default_lock:
-        if _default is None:
-            _default = ServerTokenCounter()
-        return _default

@@ -39,12 +39,10 @@ from leanloop.exceptions import InvalidArgument
 __all__ = [
     "INITIAL_CHARS_PER_TOKEN",
     "MESSAGE_OVERHEAD_CHARS",
-    "SHARED_ESTIMATORS",
     "Estimate",
     "MessageCounter",
     "TokenEstimator",
     "TokenEstimators",
-    "estimator_for",
     "is_answer_turn",
     "message_chars",
     "schema_chars",
@@ -333,10 +331,11 @@ def _extends(messages: Sequence[BaseMessage], prefix: list[BaseMessage]) -> bool
 class TokenEstimators:
     """One :class:`TokenEstimator` per model and endpoint: what runs learn of its tokens.
 
-    An agent's runs share the process's registry (:data:`SHARED_ESTIMATORS`) unless the
-    agent is given its own: ``leanloop batch`` gives each task a fresh one, so a task's
-    estimates (and what it trims) never depend on which tasks ran before it, in this
-    process or on another Ray worker (ADR 0029).
+    An agent's runs share the process's registry (that of
+    :data:`~leanloop.budget.shared.PROCESS_STATE`) unless the agent is given a
+    :class:`~leanloop.budget.shared.SharedState` of its own: ``leanloop batch`` gives each
+    task fresh estimators, so a task's estimates (and what it trims) never depend on which
+    tasks ran before it, in this process or on another Ray worker (ADR 0029).
     """
 
     def __init__(self) -> None:
@@ -356,12 +355,3 @@ class TokenEstimators:
         """Forget what runs learned: every model starts again from the default ratio."""
         with self._lock:
             self._estimators.clear()
-
-
-SHARED_ESTIMATORS = TokenEstimators()
-"""The process's registry: every agent without its own learns into it."""
-
-
-def estimator_for(endpoint: str, model: str) -> TokenEstimator:
-    """The estimator shared by every run of the process against ``model`` at ``endpoint``."""
-    return SHARED_ESTIMATORS.for_endpoint(endpoint, model)

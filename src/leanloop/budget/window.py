@@ -23,8 +23,9 @@ A local server decides its window when it loads the model, often far below what 
 was trained for, so only the server's own answer is trusted over the configuration. Server
 answers are cached per (endpoint, model) for 30 s and "unknown" for 3 s, so a step does not
 pay for a probe every time and a server that starts late is noticed soon; resolutions of one
-(endpoint, model) at the same time share one probe, so a process asks a server once while
-its answer holds, however many turns start together.
+(endpoint, model) at the same time share one probe, so the runs that share a resolver (the
+agents of a :class:`~leanloop.budget.shared.SharedState`) ask a server once while its
+answer holds, however many turns start together.
 """
 
 from __future__ import annotations
@@ -32,11 +33,9 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import dataclasses
-import functools
 import ipaddress
 import logging
 import re
-import ssl
 import threading
 import time
 from collections.abc import Awaitable, Callable, Mapping
@@ -48,6 +47,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from leanloop.exceptions import InvalidArgument
+from leanloop.httpclients import shared_ssl_context
 from leanloop.redact import redact_url
 
 __all__ = [
@@ -60,7 +60,6 @@ __all__ = [
     "TEMPLATE_DROPS_TOOLS",
     "Window",
     "WindowResolver",
-    "default_resolver",
     "is_own_host",
     "small_window_warning",
 ]
@@ -466,14 +465,9 @@ def _ollama_note(model: str, trained: int | None) -> str:
     return f"{where}; requests ask for {what}; set context_window for a bigger window"
 
 
-@functools.cache
-def _ssl_context() -> ssl.SSLContext:
-    # Loading the CA bundle costs ~0.1 s; one shared context keeps a probe cheap.
-    return httpx.create_ssl_context()
-
-
 def _default_client() -> httpx.AsyncClient:
-    return httpx.AsyncClient(timeout=PROBE_TIMEOUT_S, verify=_ssl_context())
+    # The process's one SSL context: loading the CA bundle costs tens of milliseconds.
+    return httpx.AsyncClient(timeout=PROBE_TIMEOUT_S, verify=shared_ssl_context())
 
 
 def _is_local(provider: str | None, base_url: str | None) -> bool:
@@ -541,16 +535,3 @@ def _positive_int(value: Any) -> int | None:
 def _window(value: Any, source: str) -> Window | None:
     tokens = _positive_int(value)
     return Window(tokens, source) if tokens is not None else None
-
-
-_default: WindowResolver | None = None
-_default_lock = threading.Lock()
-
-
-def default_resolver() -> WindowResolver:
-    """The process-wide resolver, so every agent shares one cache."""
-    global _default  # noqa: PLW0603 - a lazily built process-wide singleton
-    with _default_lock:
-        if _default is None:
-            _default = WindowResolver()
-        return _default

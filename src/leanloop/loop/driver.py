@@ -18,7 +18,6 @@ text-mode fallback, the synthesis flow, the repeat guard, the answer after repea
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -33,9 +32,8 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from leanloop import events
-from leanloop.budget import SHARED_ESTIMATORS, TokenEstimators
 from leanloop.budget.run import RunBudget
-from leanloop.budget.window import default_resolver
+from leanloop.budget.shared import PROCESS_STATE, SharedState
 from leanloop.loop.ending import final_answer, finish
 from leanloop.loop.pause import PausedReply, mark_paused, paused_reply, waiting_text
 from leanloop.loop.policies.answer_after_repeats import AnswerAfterRepeatsConfig
@@ -91,7 +89,7 @@ class AgentLoop:
         model: BaseChatModel,
         registry: ToolRegistry,
         pruning_model: BaseChatModel | None = None,
-        estimators: TokenEstimators = SHARED_ESTIMATORS,
+        shared_state: SharedState = PROCESS_STATE,
         approval: Mapping[str, tuple[DecisionName, ...]] | None = None,
         approver: Approver | None = None,
         preview: Preview | None = None,
@@ -102,7 +100,8 @@ class AgentLoop:
         self.approver = approver
         """Who decides when the run's config names no ``approver``; ``None``: nobody."""
         self.preview = preview
-        self.estimators = estimators
+        self.shared_state = shared_state
+        """What outlives a run: the budget's caches and their clock (the agent's)."""
         self.model = model
         self.registry = registry
         self.pruning_model = pruning_model or model
@@ -255,7 +254,7 @@ class AgentLoop:
             opening=history,
             tools=schemas[True],
             room=self._needs_room,
-            estimators=self.estimators,
+            shared_state=self.shared_state,
         )
         paused = paused_reply(turn.resume)
         configs = self._policies
@@ -275,6 +274,7 @@ class AgentLoop:
             question=question,
             named=named,
             policies=policies,
+            server_tokens=self.shared_state.server_tokens,
         )
         run = RunState(
             history,
@@ -332,7 +332,7 @@ class AgentLoop:
         if self.spec.prompt_profile != "auto" or self._profile is SMALL:
             return self._profile
         model = self.spec.model
-        said = await default_resolver().served(
+        said = await self.shared_state.windows.served(
             provider=model.provider,
             base_url=model.base_url,
             model_name=model.model,
@@ -444,7 +444,7 @@ async def _emit_step(run: RunState, step: int, *, prefetch: bool = False) -> Non
     payload = {
         "step": step,
         "prefetch": prefetch,
-        "elapsed_s": round(time.monotonic() - run.started, 3),
+        "elapsed_s": run.elapsed(),
         "calls": [
             {
                 "name": c.name,

@@ -11,8 +11,6 @@ filled in and rides on the answer's ``response_metadata["leanloop"]``.
 
 from __future__ import annotations
 
-import time
-
 from langchain_core.messages import AIMessage, HumanMessage
 
 from leanloop import endings, events
@@ -159,7 +157,7 @@ async def finish(
     # A step is a request and the round it asked for: the request that answered is
     # the last step (a prefetched file answered at once is one step, not zero).
     run.report.steps = max(run.step, *(r.step for r in run.report.requests), 0)
-    run.report.elapsed_s = round(time.monotonic() - run.started, 3)
+    run.report.elapsed_s = run.elapsed()
     metadata = {**reply.response_metadata, "leanloop": run.report.to_dict()}
     # The usage of the whole run (every request); per-request figures are in the report.
     return AIMessage(

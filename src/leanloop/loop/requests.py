@@ -11,7 +11,6 @@ again with the calls flattened to text. What none recovers fails the run.
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -185,7 +184,7 @@ class Requests:
         msg = redact_text(msg)
         run.report.stop_reason = "failed"
         run.report.error = msg
-        run.report.elapsed_s = round(time.monotonic() - run.started, 3)
+        run.report.elapsed_s = run.elapsed()
         return RunFailed(msg, report=run.report, messages=run.history)
 
     async def _invoke(self, run: RunState, prepared: Prepared) -> AIMessage:

@@ -9,7 +9,7 @@ and each policy (:mod:`leanloop.loop.policies`, ADR 0034).
 
 from __future__ import annotations
 
-import time
+import asyncio
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -99,7 +99,10 @@ class RunState:
     step: int = 0
     tools_ran: bool = False
     stream: Stream = field(default_factory=Stream)
-    started: float = field(default_factory=time.monotonic)
+    started: float = field(default_factory=lambda: asyncio.get_running_loop().time())
+    """When the run started, on the event loop's clock: the clock of its time limits and
+    of every request's and tool call's seconds (ADR 0027), so on virtual time in tests
+    ``elapsed_s`` is exactly the time the run's delays and limits add up to."""
     usage: UsageMetadata | None = None
     """The usage of every reply of the run, added up."""
     resumed_reads: list[BaseMessage] = field(default_factory=list)
@@ -121,6 +124,11 @@ class RunState:
     """The run's edit journal as the report lists it (the registry's workspace run)."""
     paused: PausedReply | None = None
     """A resumed run's paused reply, whose calls run first with the decisions (ADR 0037)."""
+
+    def elapsed(self) -> float:
+        """Seconds since the run started, on the event loop's clock (the report's
+        ``elapsed_s``: milliseconds are all a reader can use)."""
+        return round(asyncio.get_running_loop().time() - self.started, 3)
 
     @property
     def model(self) -> Any:

@@ -30,7 +30,8 @@ from langchain_core.runnables import RunnableConfig
 
 from leanloop import events
 from leanloop.budget import parse_overflow
-from leanloop.budget.server_tokens import default_token_counter, tokenize_root
+from leanloop.budget.server_tokens import ServerTokenCounter, tokenize_root
+from leanloop.budget.shared import PROCESS_STATE
 from leanloop.loop import prompts
 from leanloop.loop.policies.hooks import (
     AnswerCall,
@@ -158,13 +159,19 @@ def pruning_trigger(spec: AgentSpec) -> PruningTrigger:
 
 
 def make_pruner(
-    spec: AgentSpec, model: BaseChatModel, *, window_tokens: int, chars_per_token: float
+    spec: AgentSpec,
+    model: BaseChatModel,
+    *,
+    window_tokens: int,
+    chars_per_token: float,
+    server_tokens: ServerTokenCounter | None = None,
 ) -> Pruner | None:
     """The agent's pruner, or ``None`` when pruning is off.
 
     The pruner sizes chunks with token counts from the pruning model's own server when
-    it is a local llama.cpp (``/tokenize``), and cuts a chunk in two when the server
-    refuses it for its size (:func:`leanloop.budget.parse_overflow`).
+    it is a local llama.cpp (``/tokenize``, asked through ``server_tokens``; ``None``: the
+    process's counter), and cuts a chunk in two when the server refuses it for its size
+    (:func:`leanloop.budget.parse_overflow`).
     """
     if not spec.allow_tool_output_pruning:
         return None
@@ -190,7 +197,7 @@ def make_pruner(
     base_url, api_key = pruning.base_url, pruning.api_key
     # Ollama has no /tokenize; hosted APIs are never asked (tokenize_root says None).
     if pruning.provider not in (None, "ollama") and tokenize_root(base_url) is not None:
-        counter = default_token_counter()
+        counter = server_tokens if server_tokens is not None else PROCESS_STATE.server_tokens
 
         async def count(sample: str) -> float | None:
             return await counter.chars_per_token(base_url, sample, api_key=api_key)
@@ -259,6 +266,7 @@ class ToolRunner:
         question: str,
         named: Callable[[], list[str]] | None = None,
         policies: Policies | None = None,
+        server_tokens: ServerTokenCounter | None = None,
     ) -> ToolRunner:
         """The runner of one run, with its own pruner (its state is the run's).
 
@@ -266,12 +274,19 @@ class ToolRunner:
         Path repair is the agent's ``repair_paths`` when set, else what the run's
         ``profile`` does: the profile may follow what the server serves (``model: qwen``
         on a server serving a 0.5B), which the agent's tools, built before any run,
-        cannot know.
+        cannot know. ``server_tokens`` counts the pruning pass's tokens (``None``: the
+        process's counter).
         """
         pruner = None
         if pruning is not None:
             model, window = pruning
-            pruner = make_pruner(spec, model, window_tokens=window, chars_per_token=chars_per_token)
+            pruner = make_pruner(
+                spec,
+                model,
+                window_tokens=window,
+                chars_per_token=chars_per_token,
+                server_tokens=server_tokens,
+            )
         return cls(
             spec=spec,
             registry=registry,
