@@ -79,6 +79,8 @@ Feature: Human approval of tool calls (issue 41, ADR 0037)
     Given an approving agent scripted to run a command that prints 5000 lines
     When the approval agent is asked "run it"
     Then the command's record was cut from its raw size
+    And the model read the command's result cut to its record's size, with "characters left out to save context"
+    And the report's approvals say "approve" by "approver"
 
   Scenario: A typed answer of a paused run is none
     Given an agent with no approver and an answer schema, scripted to write "out.txt"

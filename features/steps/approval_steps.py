@@ -176,6 +176,7 @@ def step_command(context: Context, count: int) -> None:
     script = f"for i in range({count}): print('line', i, 'x' * 40)"
     call = {"name": "run_command", "args": {"argv": ["python3", "-c", script]}, "id": "c1"}
     model = ScriptedChatModel(replies=[{"tool_calls": [call]}, {"content": "It printed lines."}])
+    context.approval_model = model
     approver = _recording(context, lambda r: Approve())
     context.approval_agent = LLMAgent.from_spec(spec, model=model, approver=approver)
 

@@ -6,7 +6,9 @@ file on the suite's llama-server whose agent has ``read_file``, ``str_replace`` 
 ``run_command`` (``python`` only, does not ask). ``leanloop run`` runs on a pty
 (:mod:`pexpect`), so the terminal asks each approval and the test answers it; what is true
 afterwards is read from the disk, the run's HTML page (its approvals table), and the
-session store (the messages the model was sent).
+session store (the messages the model was sent). Through ``leanloop serve`` (started by
+``ServeLibrary``) the official ``openai`` client asks, and sends the decisions on a
+paused turn in ``extra_body={"leanloop": {"approvals": ...}}``.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import openai
 import pexpect
 from robot.libraries.BuiltIn import BuiltIn
 
@@ -63,6 +66,7 @@ class EditRealLibrary:
         self._child: pexpect.spawn[str] | None = None
         self._seen = io.StringIO()
         self.answers: list[str] = []
+        self.decided: list[dict[str, Any]] = []
 
     # ── the workspace ─────────────────────────────────────────────────────────────────
     def write_edit_workspace(self, name: str, base_url: str) -> str:
@@ -210,6 +214,66 @@ class EditRealLibrary:
             msg = f"edit_resume.py {args} exited {done.returncode}:\n{done.stderr}"
             raise AssertionError(msg)
         return json.loads(done.stdout.strip().splitlines()[-1])
+
+    # ── leanloop serve and the official openai client ─────────────────────────────────
+    def ask_over_serve(
+        self, base_url: str, token: str, session: str, question: str = QUESTION,
+        decisions: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:  # fmt: skip
+        """Ask the served ``fixer`` ``question`` in ``session`` with the ``openai`` client;
+        ``decisions`` (``{call_id: decision}``) go in ``extra_body={"leanloop":
+        {"approvals": ...}}``, as a program answering a paused run sends them.
+
+        Returns ``status`` (200, or the error's HTTP status), ``content`` (the text, or
+        the error's ``content``), ``finish_reason``, ``code`` (the error's) and ``leanloop``
+        (the report, from the completion or from the error object).
+        """
+        client = openai.OpenAI(
+            base_url=base_url, api_key=token, max_retries=0, timeout=900,
+            default_headers={"X-Leanloop-Session": session},
+        )  # fmt: skip
+        extra = {"leanloop": {"approvals": decisions}} if decisions is not None else None
+        messages: Any = [{"role": "user", "content": question}]
+        try:
+            completion = client.chat.completions.create(
+                model=AGENT, messages=messages, extra_body=extra
+            )
+        except openai.APIStatusError as exc:
+            body = exc.body if isinstance(exc.body, dict) else {}
+            reply = {"status": exc.status_code, "code": exc.code, "message": exc.message,
+                     "content": body.get("content"), "finish_reason": None,
+                     "leanloop": body.get("leanloop")}  # fmt: skip
+        else:
+            choice = completion.choices[0]
+            reply = {"status": 200, "code": None, "message": "",
+                     "content": choice.message.content or "",
+                     "finish_reason": choice.finish_reason,
+                     "leanloop": (completion.model_extra or {}).get("leanloop")}  # fmt: skip
+        print(f"*DEBUG* {question!r} with {decisions!r} -> {json.dumps(reply, default=str)}")
+        return reply
+
+    def decide_pauses_over_serve(
+        self, base_url: str, token: str, session: str, reply: dict[str, Any], decision: Any,
+        most: int = 4,
+    ) -> dict[str, Any]:  # fmt: skip
+        """While ``reply`` is a pause, send ``decision`` on each of its pending calls (at
+        most ``most`` times); return the first reply that is no pause. ``self.decided``
+        keeps every call decided here, in order."""
+        self.decided = []
+        for _ in range(int(most)):
+            report = reply.get("leanloop") or {}
+            if report.get("stop_reason") != "paused":
+                return reply
+            pending = report.get("pending_calls") or []
+            self.decided.extend(pending)
+            decisions = {str(call["id"]): decision for call in pending}
+            reply = self.ask_over_serve(base_url, token, session, decisions=decisions)
+        msg = f"the run still pauses after {most} rounds of decisions: {reply}"
+        raise AssertionError(msg)
+
+    def calls_decided_over_serve(self) -> list[dict[str, Any]]:
+        """The pending calls Decide Pauses Over Serve decided, in order."""
+        return list(self.decided)
 
     def _spawned(self) -> pexpect.spawn[str]:
         if self._child is None:
