@@ -8,7 +8,8 @@ part of the time, as it is for a user (``python benchmarks/session_turns.py --di
 
 The figures issue 40 accepts on are the ``track_`` ones: turn 1 ÷ LangGraph's
 ``SqliteSaver`` (paired, interleaved; needs ``langgraph-checkpoint-sqlite``, skipped
-without it) at most 1.0, and the turn at 1,000 turns ÷ the turn at 10 flat.
+without it) at most 1.0, and the turn at 1,000 turns ÷ the turn at 10 flat (its slope over
+turns 10, 100 and 1,000 near 0).
 """
 
 from __future__ import annotations
@@ -25,7 +26,13 @@ from typing import Any
 if __name__ == "__main__":  # run as a script: make ``benchmarks`` importable as ASV does
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.session_turns import leanloop_turn, measure_levels, measure_turn1, turn_messages
+from benchmarks.session_turns import (
+    leanloop_turn,
+    measure_levels,
+    measure_turn1,
+    turn_messages,
+    turn_slope,
+)
 from leanloop.sessions import SessionStore, open_store, sqlite_url
 
 _threads = itertools.count()
@@ -136,3 +143,16 @@ class SessionRatios:
         return statistics.median(times[1_000]) / statistics.median(times[10])
 
     track_turn_1000_vs_10.unit = "ratio"  # type: ignore[attr-defined]
+
+    def track_turn_slope(self) -> float:
+        """The turn's slope over turns 10, 100 and 1,000, µs per 1,000 turns (0: flat;
+        ``session_turns.py`` prints its bootstrap interval)."""
+        folder = Path(tempfile.mkdtemp(prefix="bench-sessions-"))
+        try:
+            times, _ = asyncio.run(measure_levels(folder, [10, 100, 1_000], 30))
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+        slope, _, _ = turn_slope(times, resamples=1)
+        return slope * 1e9
+
+    track_turn_slope.unit = "µs per 1,000 turns"  # type: ignore[attr-defined]

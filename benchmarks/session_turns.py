@@ -22,7 +22,10 @@ series of its own, interleaved (the order alternates), ``--samples`` pairs: the 
 and the median of the pairs' ratios. The per-turn table times leanloop's turn on three
 threads at once, one at turn 10, one at 100, one at 1,000 (filled beforehand, loaded once
 untimed), one turn of each in turn, ``--samples`` turns each; "cold load" is a new store
-object's first ``load`` of the same thread (what every turn paid before issue 40).
+object's first ``load`` of the same thread (what every turn paid before issue 40). The
+slope is the least-squares line through the levels' medians, in µs per 1,000 turns of
+the thread, with a 95% bootstrap interval (each level's samples drawn again,
+``RESAMPLES`` times): "within noise" when the interval holds 0.
 
 Usage::
 
@@ -32,8 +35,9 @@ Needs ``langgraph-checkpoint-sqlite`` for the LangGraph columns (without it they
 out). Every file is in a temporary folder (``--dir``: under that folder), WAL mode on both
 sides, SQLite's default ``synchronous=FULL`` on both: on a disk, each commit's ``fsync``
 is most of a turn; on ``/dev/shm`` what is left is the code's own cost. Exits 1 when
-turn 1 is over 1.0x SqliteSaver or the turn at the last level is over 1.5x the turn at
-the first.
+turn 1 is over 1.0x SqliteSaver, or when the per-turn time grows: a slope above noise
+(its whole interval over 0) that adds more than 10% to the first level's turn by the
+last level.
 """
 
 from __future__ import annotations
@@ -45,6 +49,7 @@ import gc
 import itertools
 import os
 import platform
+import random
 import statistics
 import sys
 import tempfile
@@ -62,7 +67,9 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from leanloop.sessions import SessionStore, open_store, sqlite_url, thread_lock
 
 TURN1_LIMIT = 1.0
-SLOPE_LIMIT = 1.5
+GROWTH_LIMIT = 0.10
+"""The most a slope above noise may add to the first level's turn by the last level."""
+RESAMPLES = 2000
 _WARMUP = 5
 _threads = itertools.count()
 """Thread ids: each turn 1 is a new thread."""
@@ -251,6 +258,40 @@ async def measure_levels(
     return times, cold
 
 
+def _line(levels: list[int], medians: list[float]) -> float:
+    """The least-squares slope of ``medians`` over ``levels`` (seconds per turn)."""
+    mean_x = statistics.fmean(levels)
+    mean_y = statistics.fmean(medians)
+    spread = sum((x - mean_x) ** 2 for x in levels)
+    return sum((x - mean_x) * (y - mean_y) for x, y in zip(levels, medians, strict=True)) / spread
+
+
+def turn_slope(
+    times: dict[int, list[float]], resamples: int = RESAMPLES, seed: int = 40
+) -> tuple[float, float, float]:
+    """The per-turn time's slope over the thread's length, seconds per turn: the line
+    through each level's median, and the 2.5th and 97.5th percentiles of the same line
+    through medians of each level's samples drawn again with replacement."""
+    levels = sorted(times)
+    slope = _line(levels, [statistics.median(times[level]) for level in levels])
+    draw = random.Random(seed)  # a bootstrap's draws, not a secret
+    drawn = sorted(
+        _line(
+            levels,
+            [
+                statistics.median(draw.choices(times[level], k=len(times[level])))
+                for level in levels
+            ],
+        )
+        for _ in range(resamples)
+    )
+    return slope, drawn[int(0.025 * resamples)], drawn[int(0.975 * resamples) - 1]
+
+
+def _us_per_1000(seconds_per_turn: float) -> str:
+    return f"{seconds_per_turn * 1e9:+.0f} µs"
+
+
 def _ms(seconds: float) -> str:
     return f"{seconds * 1000:.2f} ms"
 
@@ -263,7 +304,9 @@ def main(argv: list[str] | None = None) -> int:
         "--dir", default=None, help="where the files go (default: the system's temporary folder)"
     )
     args = parser.parse_args(argv)
-    levels = [int(part) for part in args.turns.split(",")]
+    levels = sorted({int(part) for part in args.turns.split(",")})
+    if len(levels) < 2 or args.samples < 2:
+        parser.error("--turns needs two levels or more, --samples 2 or more (for the slope)")
     load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
     print(
         f"Python {platform.python_version()} · {os.cpu_count()} CPUs · load average {load}"
@@ -283,20 +326,34 @@ def main(argv: list[str] | None = None) -> int:
             f"| {name} | {_ms(statistics.median(ours))} | {_ms(statistics.median(theirs))}"
             f" | {paired:.2f}x |"
         )
-    print("\n| leanloop turn at | median | best | ÷ first level | cold load of the thread |")
-    print("|---|---:|---:|---:|---:|")
+    print(
+        "\n| leanloop turn at | median | best | quartiles | ÷ first level"
+        " | cold load of the thread |"
+    )
+    print("|---|---:|---:|---:|---:|---:|")
     first = statistics.median(levels_times[levels[0]])
     for level in levels:
         median = statistics.median(levels_times[level])
+        low, _, high = statistics.quantiles(levels_times[level], n=4)
         print(
             f"| turn {level:,} | {_ms(median)} | {_ms(min(levels_times[level]))}"
-            f" | {median / first:.2f}x | {_ms(cold[level])} |"
+            f" | {_ms(low)} – {_ms(high)} | {median / first:.2f}x | {_ms(cold[level])} |"
         )
-    slope = statistics.median(levels_times[levels[-1]]) / first
-    failed = ("SqliteSaver" in turn1 and ratio > TURN1_LIMIT) or slope > SLOPE_LIMIT
+    slope, slope_low, slope_high = turn_slope(levels_times)
+    growth = slope * (levels[-1] - levels[0]) / first
+    within = slope_low <= 0 <= slope_high
     print(
-        f"\nturn 1 ÷ SqliteSaver: {ratio:.2f}x (limit {TURN1_LIMIT}); turn {levels[-1]:,}"
-        f" ÷ turn {levels[0]:,}: {slope:.2f}x (limit {SLOPE_LIMIT})"
+        f"\nslope: {_us_per_1000(slope)} per 1,000 turns (95% interval"
+        f" {_us_per_1000(slope_low)} to {_us_per_1000(slope_high)}):"
+        f" {'within noise' if within else 'above noise' if slope_low > 0 else 'below noise'};"
+        f" {growth:+.1%} of turn {levels[0]:,}'s median by turn {levels[-1]:,}"
+    )
+    grows = slope_low > 0 and growth > GROWTH_LIMIT
+    failed = ("SqliteSaver" in turn1 and ratio > TURN1_LIMIT) or grows
+    print(
+        f"turn 1 ÷ SqliteSaver: {ratio:.2f}x (limit {TURN1_LIMIT}); turn {levels[-1]:,}"
+        f" ÷ turn {levels[0]:,}: {statistics.median(levels_times[levels[-1]]) / first:.2f}x;"
+        f" growth above noise: {'yes' if grows else 'no'} (limit {GROWTH_LIMIT:.0%})"
     )
     return 1 if failed else 0
 

@@ -155,6 +155,76 @@ def test_what_another_store_object_wrote_is_seen(store: SqliteStore, url: str) -
     asyncio.run(main())
 
 
+def _shape(turns: list[Turn]) -> list[tuple[Any, ...]]:
+    """What a session's turns hold, to compare two loads of one thread."""
+    return [
+        (
+            t.number,
+            t.status,
+            t.question.text,
+            t.answer.text if t.answer is not None else None,
+            [(step, [m.text for m in messages]) for step, messages in t.steps],
+        )
+        for t in turns
+    ]
+
+
+def test_two_open_stores_on_one_file_each_read_only_what_the_other_wrote(
+    store: SqliteStore, url: str, decoded: list[str]
+) -> None:
+    """Two store objects, both kept open with their kept sessions, take turns writing
+    one thread; each load reads only the rows the other wrote since, and matches what a
+    new store object reads whole."""
+
+    async def whole(thread: str) -> list[tuple[Any, ...]]:
+        fresh = open_store(url)
+        try:
+            return _shape((await fresh.load(thread)).turns)
+        finally:
+            await fresh.close()
+
+    async def main() -> None:
+        other = open_store(url)
+        try:
+            await _turn(store, "t1", "mine 1")
+            await store.load("t1")  # kept from here on
+            assert [t.number for t in (await other.load("t1")).turns] == [1]
+            await _turn(other, "t1", "theirs 2")
+            decoded.clear()
+            mine = await store.load("t1")
+            assert len(decoded) == 2  # turn 2's two steps; turn 1 is kept
+            assert _shape(mine.turns) == await whole("t1")
+            # A turn left running by one store, then gaining a step and failing: the
+            # other sees each change (its last kept turn is read again).
+            number = await store.begin_turn("t1", HumanMessage("mine 3"))
+            await store.add_step("t1", number, 0, _step(number, 0))
+            running = (await other.load("t1")).turns[-1]
+            assert (running.status, running.last_step) == ("running", 0)
+            await store.add_step("t1", number, 1, _step(number, 1))
+            await store.finish_turn("t1", number, None, status="failed")
+            failed = (await other.load("t1")).turns[-1]
+            assert (failed.status, failed.last_step) == ("failed", 1)
+            # The other store resumes it and finishes it; the first sees it done.
+            await other.reopen_turn("t1")
+            await other.add_step("t1", number, 2, _step(number, 2))
+            await other.add_note("t1", number, "their note")
+            await other.finish_turn("t1", number, AIMessage("theirs now"), status="done")
+            decoded.clear()
+            mine = await store.load("t1")
+            assert len(decoded) == 3  # turn 3 read again (the only one that changed)
+            assert mine.notes == ["their note"]
+            assert _shape(mine.turns) == await whole("t1")
+            assert _shape((await other.load("t1")).turns) == await whole("t1")
+            expected = await whole("t1")
+            decoded.clear()
+            assert _shape((await store.load("t1")).turns) == expected
+            assert decoded == []  # nothing new since its last load
+        finally:
+            await other.close()
+
+    asyncio.run(main())
+
+
 def test_what_another_process_wrote_is_seen(store: SqliteStore, url: str) -> None:
     asyncio.run(_turn(store, "t1", "mine"))
     assert len(asyncio.run(store.load("t1")).turns) == 1
@@ -310,6 +380,79 @@ def test_every_event_loop_uses_the_one_connection(store: SqliteStore) -> None:
     assert errors == []
     assert store._worker is worker  # the same connection for every loop
     assert len(threads) == 1  # and one thread ran every transaction
+
+
+def test_every_transaction_of_many_turns_uses_one_connection(
+    store: SqliteStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A turn's transactions (start, steps, a note, finish, a load), turn after turn and
+    event loop after event loop, open the file once."""
+    opened: list[sqlite3.Connection] = []
+    real = SqliteStore._open
+
+    def counting(self: SqliteStore) -> sqlite3.Connection:
+        opened.append(real(self))
+        return opened[-1]
+
+    monkeypatch.setattr(SqliteStore, "_open", counting)
+
+    async def turns(first: int) -> None:
+        for index in range(first, first + 3):
+            _, number = await store.start_turn("t1", HumanMessage(f"q{index}"))
+            await store.add_step("t1", number, 0, _step(number, 0))
+            await store.add_step("t1", number, 1, _step(number, 1))
+            await store.add_note("t1", number, f"note {index}")
+            await store.finish_turn("t1", number, AIMessage(f"a{index}"), status="done")
+            await store.load("t1")
+
+    asyncio.run(turns(1))
+    asyncio.run(turns(4))  # another event loop: the same connection
+    assert len(opened) == 1
+    assert [t.number for t in asyncio.run(store.load("t1")).turns] == [1, 2, 3, 4, 5, 6]
+
+
+def test_a_call_cancelled_while_queued_never_runs(store: SqliteStore) -> None:
+    async def main() -> None:
+        await store.load("warm")  # the connection open
+        worker = store._worker
+        assert worker is not None
+        gate = threading.Event()
+        blocker = worker.run_for(asyncio.get_running_loop(), lambda _db: gate.wait(30))
+        queued = asyncio.ensure_future(store.begin_turn("t1", HumanMessage("never")))
+        await asyncio.sleep(0.05)  # queued behind the blocker
+        queued.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await queued
+        gate.set()
+        assert await blocker is True
+        assert (await store.load("t1")).turns == []
+
+    asyncio.run(main())
+
+
+def test_an_event_loop_that_ends_while_its_transaction_runs_leaves_the_store_working(
+    store: SqliteStore,
+) -> None:
+    gate = threading.Event()
+    ran: list[bool] = []
+
+    def slow(_db: sqlite3.Connection) -> None:
+        gate.wait(30)
+        ran.append(True)
+
+    async def leave_it_running() -> None:
+        await store.load("warm")
+        worker = store._worker
+        assert worker is not None
+        worker.run_for(asyncio.get_running_loop(), slow)
+        await asyncio.sleep(0.05)  # it runs; the loop ends and closes under it
+
+    asyncio.run(leave_it_running())
+    gate.set()  # its reply finds the loop closed
+    # Bounded: a connection's thread that died on that reply would leave this waiting.
+    asyncio.run(asyncio.wait_for(_turn(store, "t1", "after"), 20))
+    assert ran == [True]
+    assert [t.question.text for t in asyncio.run(store.load("t1")).turns] == ["after"]
 
 
 def test_close_lets_the_file_go_and_a_later_call_opens_it_again(
