@@ -7,7 +7,7 @@ JSON-ready dict), so pipelines and the CLI read the same figures.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any, Literal
 
 from leanloop.cache_usage import RequestTally
@@ -46,7 +46,10 @@ to see what the model was given, while a run of many large results keeps a repor
 
 
 def result_preview(text: str) -> str:
-    """The start of a tool result as the report keeps it (:data:`RESULT_PREVIEW_CHARS`).
+    """The start of a tool result as the report dumps it (:data:`RESULT_PREVIEW_CHARS`).
+
+    A record keeps the result itself (the string the history holds too, no copy);
+    :meth:`RunReport.to_dict` cuts it with this.
 
     Args:
         text: The result as the model received it (pruned, escaped and capped).
@@ -95,9 +98,9 @@ class ToolCallRecord:
     """Wall time of the call, from the start of the tool to its result as the model got it
     (pruning included); ``None`` for a repeat (not run) or when not measured."""
     result_preview: str | None = None
-    """The start of the result as the model received it, after pruning, escaping and the
-    cap (at most :data:`RESULT_PREVIEW_CHARS`; a repeat's reminder, a failure's error
-    text); ``None`` when not recorded."""
+    """The result as the model received it, after pruning, escaping and the cap (a
+    repeat's reminder, a failure's error text), kept by reference; the report's dict holds
+    its start (at most :data:`RESULT_PREVIEW_CHARS`); ``None`` when not recorded."""
 
     @property
     def fate(self) -> str:
@@ -235,14 +238,22 @@ class RunReport:
     while none was answered (they are not in ``requests``, which are the main model's)."""
 
     def to_dict(self) -> dict[str, Any]:
-        """Return the report as a JSON-ready dict (the documented field names)."""
-        data = asdict(self)
+        """Return the report as a JSON-ready dict (the documented field names).
+
+        Written out field by field: each record becomes a dict of its own, lists and
+        dicts are copied one level, the values in them are the report's own (no deep
+        copy: they are plain JSON values); a result's preview is cut here.
+        """
+        data = _fields_of(self)
+        data["tool_calls"] = [_call_dict(record) for record in self.tool_calls]
+        requests = [_fields_of(record) for record in self.requests]
+        data["requests"] = requests
+        if self.extraction is not None:
+            data["extraction"] = _fields_of(self.extraction)
         data["repaired_calls"] = self.repaired_calls
-        data.update(prompt_totals(data["requests"]))
-        for request in data["requests"]:
+        data.update(prompt_totals(requests))
+        for request in requests:
             request["reported_input_tokens"] = request["input_tokens"]
-        for call, record in zip(data["tool_calls"], self.tool_calls, strict=True):
-            call["fate"] = record.fate
         # A run whose tools never ask or edit reports as it did before approvals existed.
         for key in ("approvals", "pending_calls", "edits"):
             if not data[key]:
@@ -487,3 +498,36 @@ def summary_line(report: Mapping[str, Any]) -> str:
     if isinstance(elapsed, int | float):
         parts.append(f"{elapsed:.1f} s")
     return " · ".join(parts)
+
+
+def _field_names(cls: type) -> tuple[str, ...]:
+    names = _FIELD_NAMES.get(cls)
+    if names is None:
+        names = tuple(f.name for f in fields(cls))
+        _FIELD_NAMES[cls] = names
+    return names
+
+
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def _fields_of(record: Any) -> dict[str, Any]:
+    """A dataclass record's fields as a dict, lists and dicts copied one level."""
+    out: dict[str, Any] = {}
+    for name in _field_names(type(record)):
+        value = getattr(record, name)
+        if type(value) is list:
+            value = list(value)
+        elif type(value) is dict:
+            value = dict(value)
+        out[name] = value
+    return out
+
+
+def _call_dict(record: ToolCallRecord) -> dict[str, Any]:
+    data = _fields_of(record)
+    preview = record.result_preview
+    if preview is not None:
+        data["result_preview"] = result_preview(preview)
+    data["fate"] = record.fate
+    return data

@@ -22,6 +22,7 @@ from langchain_core.messages.ai import add_usage
 from leanloop.budget import parse_overflow
 from leanloop.budget.run import Prepared
 from leanloop.exceptions import RunFailed
+from leanloop.loop.lean import lean_generate, lean_target
 from leanloop.loop.policies.hooks import (
     Attempt,
     RequestKind,
@@ -192,6 +193,7 @@ class Requests:
         if prepared.tools:
             choice = "required" if self._require_tool(run) else None
             model = _bound(run, prepared.tools, choice)
+        reply: BaseMessage
         if run.stream.on_text is not None and not run.stream.hold:
             reply = await stream_reply(
                 run.stream,
@@ -201,6 +203,9 @@ class Requests:
                 protocol=run.protocol,
                 judged=self.model,
             )
+        elif (lean := lean_target(model, run.config)) is not None:
+            # Nothing configured would see the call: the model's generation, directly.
+            reply = await lean_generate(lean[0], prepared.messages, lean[1])
         else:
             reply = await model.ainvoke(prepared.messages, config=run.config)
         if not isinstance(reply, AIMessage):  # a custom model returning a plain message

@@ -58,7 +58,7 @@ from leanloop.pruning import (
 from leanloop.pruning.extract import CountRatio, question_about_file, task_context_from
 from leanloop.pruning.markers import escape_pruned, escape_reserved, mark_pruned
 from leanloop.pruning.prompt import split_raw_lines
-from leanloop.report import RunReport, ToolCallRecord, result_preview
+from leanloop.report import RunReport, ToolCallRecord
 from leanloop.spec.types import AgentSpec
 from leanloop.textcap import cap_text
 from leanloop.tools.readers import file_like_words
@@ -532,7 +532,7 @@ class ToolRunner:
                 chars_raw=0,
                 repeated=repeated,
                 notes=[answer.note],
-                result_preview=result_preview(answer.content),  # what the model got instead
+                result_preview=answer.content,  # what the model got instead
             )
             result = CallResult(call, answer.content, ok=True, repeated=repeated, answered=True)
             return result, record
@@ -579,7 +579,7 @@ class ToolRunner:
             # An agent:NAME call's sub-run, nested whole (its own dict: the report is dumped).
             sub_report=dict(outcome.sub_report) if outcome.sub_report is not None else None,
             seconds=round(seconds, 3),
-            result_preview=result_preview(capped),
+            result_preview=capped,
         )
         # What the model will read, to the policies that remember calls (the repeat guard).
         self.policies.after_tool_result(ran.decided.asked, ToolResult(capped, outcome.ok, record))

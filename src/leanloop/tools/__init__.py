@@ -18,6 +18,7 @@ from leanloop._imports import lazy_exports
 from leanloop.tools.names import BUILTIN_TOOLS
 
 if TYPE_CHECKING:
+    from leanloop.tools._lean import quiet_callbacks
     from leanloop.tools.command import command_tool
     from leanloop.tools.edits import edit_tools
     from leanloop.tools.loader import build_tools, load_tool
@@ -34,6 +35,7 @@ __all__ = [
     "command_tool",
     "edit_tools",
     "load_tool",
+    "quiet_callbacks",
     "repair_call",
     "resolve_inside",
     "workspace_path_exists",
@@ -48,6 +50,7 @@ __getattr__, __dir__ = lazy_exports(
         "command_tool": ".command",
         "edit_tools": ".edits",
         "load_tool": ".loader",
+        "quiet_callbacks": "._lean",
         "ToolOutcome": ".registry",
         "ToolRegistry": ".registry",
         "Repair": ".repair",

@@ -23,6 +23,7 @@ from pydantic import BaseModel, ValidationError
 
 from leanloop.tools._aliases import read_aliases
 from leanloop.tools._coerce import coerce_values
+from leanloop.tools._pertool import per_tool
 
 __all__ = [
     "ArgumentCheck",
@@ -49,7 +50,24 @@ class ArgumentCheck:
 
 def parameter_names(tool: BaseTool) -> tuple[str, ...]:
     """Return the names of the arguments the model may send, in declaration order."""
+    return _call_schema(tool)[1]
+
+
+def _call_schema(tool: BaseTool) -> tuple[Any, tuple[str, ...]]:
+    """The tool's ``tool_call_schema`` and its parameter names, read once per tool (LangChain
+    builds the schema anew on every read)."""
+    return per_tool(_SCHEMAS, tool, _read_call_schema)
+
+
+_SCHEMAS: dict[int, tuple[Any, ...]] = {}
+
+
+def _read_call_schema(tool: BaseTool) -> tuple[Any, tuple[str, ...]]:
     schema = tool.tool_call_schema
+    return schema, _names_in(tool, schema)
+
+
+def _names_in(tool: BaseTool, schema: Any) -> tuple[str, ...]:
     if isinstance(schema, dict):
         return tuple(schema.get("properties", {}))
     if isinstance(schema, type) and issubclass(schema, BaseModel):
@@ -69,12 +87,11 @@ def describe_parameters(tool: BaseTool) -> str:
 
 def check_arguments(tool: BaseTool, args: Mapping[str, Any]) -> ArgumentCheck:
     """Read aliases, drop unknown arguments, coerce and validate against ``tool``'s schema."""
-    known = parameter_names(tool)
+    schema, known = _call_schema(tool)
     reading = read_aliases(args, known)
     kept = {key: value for key, value in reading.args.items() if key in known}
     dropped = tuple(key for key in reading.args if key not in known)
-    schema = tool.tool_call_schema
-    json_schema = json_schema_of(tool)
+    json_schema = _json_schema(schema)
     coerced, value_notes = coerce_values(kept, json_schema)
     notes = (*reading.notes, *value_notes)
     if isinstance(schema, dict):
@@ -89,7 +106,10 @@ def check_arguments(tool: BaseTool, args: Mapping[str, Any]) -> ArgumentCheck:
 def json_schema_of(tool: BaseTool) -> dict[str, Any]:
     """The JSON Schema of the arguments ``tool`` is called with (``{"properties": {}}``
     when it has none that can be read)."""
-    schema = tool.tool_call_schema
+    return _json_schema(_call_schema(tool)[0])
+
+
+def _json_schema(schema: Any) -> dict[str, Any]:
     if isinstance(schema, dict):
         return schema
     if isinstance(schema, type) and issubclass(schema, BaseModel):

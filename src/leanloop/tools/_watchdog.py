@@ -197,13 +197,17 @@ class _Watchdog:
 
     def add(self, watched: Watch) -> None:
         with self._wake:
+            # The thread sleeps until the earliest deadline: it is woken only when this
+            # one comes first, not on every call (calls with one limit come in order).
+            first = not self._due or watched.deadline < self._due[0][0]
             heapq.heappush(self._due, (watched.deadline, next(self._order), watched))
             if self._thread is None or not self._thread.is_alive():
                 self._thread = threading.Thread(
                     target=self._serve, name="leanloop-watchdog", daemon=True
                 )
                 self._thread.start()
-            self._wake.notify()
+            elif first:
+                self._wake.notify()
 
     def _serve(self) -> None:
         while True:

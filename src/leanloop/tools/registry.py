@@ -54,6 +54,7 @@ from types import CodeType
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import BaseMessage
+from langchain_core.runnables.config import var_child_runnable_config
 from langchain_core.tools import BaseTool, ToolException
 from pydantic import BaseModel
 from pydantic_core import to_jsonable_python
@@ -74,7 +75,9 @@ from leanloop.tools._arguments import (
     parameter_names,
 )
 from leanloop.tools._journal import WorkspaceRun
+from leanloop.tools._lean import LeanTool, lean_tool
 from leanloop.tools._notes import CallContext, Told, call_config
+from leanloop.tools._pertool import per_tool
 from leanloop.tools._watchdog import Overrun, tool_codes, watch
 from leanloop.tools._worker import blocks_in_executor, in_worker
 from leanloop.tools.readers import fill_reader_argument
@@ -254,7 +257,11 @@ class ToolRegistry:
         self.mcp_sessions = mcp_sessions
         self.workspace_run = workspace_run if workspace_run is not None else WorkspaceRun()
         """The run's reads and edit journal (:meth:`WorkspaceRun.report` for a report)."""
-        self._codes = {name: tool_codes(tool) for name, tool in self._tools.items()}
+        self._codes = {
+            name: per_tool(_CODES, tool, tool_codes) for name, tool in self._tools.items()
+        }
+        self._lean = {name: lean_tool(tool) for name, tool in self._tools.items()}
+        """How to call each tool's coroutine directly, when nothing sees it (:mod:`._lean`)."""
 
     @property
     def tools(self) -> tuple[BaseTool, ...]:
@@ -379,8 +386,9 @@ class ToolRegistry:
         Each attempt has the whole ``time_limit``; a timeout is not retried.
         """
         codes = self._codes.get(tool.name, frozenset())
+        lean = self._lean.get(tool.name)
         if policy.retries <= 0:
-            return await _bounded(_invoke(tool, args, context), time_limit, codes, draft)
+            return await _bounded(_invoke(tool, args, context, lean), time_limit, codes, draft)
 
         def note_retry(state: RetryCallState) -> None:
             draft.retries = state.attempt_number
@@ -397,7 +405,7 @@ class ToolRegistry:
         )
 
         async def attempt() -> Any:
-            return await _bounded(_invoke(tool, args, context), time_limit, codes, draft)
+            return await _bounded(_invoke(tool, args, context, lean), time_limit, codes, draft)
 
         return await retrying(attempt)
 
@@ -537,11 +545,21 @@ def _count(count: int, noun: str) -> str:
     return f"{count:,} {noun}{'' if count == 1 else 's'}"
 
 
-async def _invoke(tool: BaseTool, args: dict[str, Any], context: CallContext) -> Any:
+_CODES: dict[int, tuple[Any, ...]] = {}
+"""Each tool's own code (:func:`tool_codes`), read once per tool (:func:`per_tool`)."""
+
+
+async def _invoke(
+    tool: BaseTool, args: dict[str, Any], context: CallContext, lean: LeanTool | None = None
+) -> Any:
     """``tool.ainvoke(args)``, a sync-only tool run in a daemon worker thread instead.
 
-    The call's config is the run's, with ``context`` for the tool (:mod:`._notes`).
+    The call's config is the run's, with ``context`` for the tool (:mod:`._notes`). With
+    nothing configured that would see the call, ``lean`` calls the tool's coroutine
+    directly (:mod:`._lean`).
     """
+    if lean is not None and lean.usable(var_child_runnable_config.get()):
+        return await lean.call(args, lambda: call_config(context))
     config = call_config(context)
     if blocks_in_executor(tool):
         # Same input and config; only the thread differs: one the process never waits for.

@@ -153,14 +153,15 @@ def tool_results(history: Sequence[BaseMessage]) -> list[tuple[str, str]]:
     """
     sources = dict(_call_sources(history))
     results: list[tuple[str, str]] = []
-    written: list[str] = []
+    reply: AIMessage | None = None  # the reply before the results that follow
     for message in history:
         if isinstance(message, AIMessage):
-            calls = [_source(call.get("args") or {}) for call in message.tool_calls]
-            written = calls or _written_sources(message.text)
+            reply = message
         if not is_tool_result(message):
             continue
         if not isinstance(message, ToolMessage):
+            # Read only here: most replies are followed by no text-mode turn.
+            written = _reply_sources(reply) if reply is not None else []
             results.extend(_text_results(message.text, written))
             continue
         named = sources.get(message.tool_call_id) or message.name
@@ -181,6 +182,12 @@ def _text_results(text: str, written: Sequence[str]) -> list[tuple[str, str]]:
     if len(written) != len(blocks):
         written = [""] * len(blocks)
     return [(source or name, body) for (name, body), source in zip(blocks, written, strict=True)]
+
+
+def _reply_sources(reply: AIMessage) -> list[str]:
+    """What each call of ``reply`` reads: its native calls, else the calls it wrote."""
+    calls = [_source(call.get("args") or {}) for call in reply.tool_calls]
+    return calls or _written_sources(reply.text)
 
 
 def _written_sources(text: str) -> list[str]:
