@@ -7,6 +7,8 @@ applies.
 
 - :mod:`~leanloop.loop.policies.hooks` — what a policy reads, the hooks it answers
   (:class:`Policy`), their decisions, and :class:`Policies` (the order they are asked in);
+- :mod:`~leanloop.loop.policies.approval` — a call that waits for a person: approved,
+  edited, rejected or the run paused before it (only for agents with tools that ask);
 - :mod:`~leanloop.loop.policies.prefetch` — the files the request names, read as step 0;
 - :mod:`~leanloop.loop.policies.cut_stream` — a cut stream is sent again, once;
 - :mod:`~leanloop.loop.policies.text_fallback` — a refusal of native tools → text mode;
@@ -30,6 +32,7 @@ from __future__ import annotations
 
 from leanloop.loop.policies.answer_after_repeats import AnswerAfterRepeatsConfig
 from leanloop.loop.policies.answer_check import AnswerCheckConfig
+from leanloop.loop.policies.approval import ApprovalConfig
 from leanloop.loop.policies.cut_stream import CutStreamConfig, CutStreamError
 from leanloop.loop.policies.hooks import Policies, Policy, PolicyConfig, StepView
 from leanloop.loop.policies.prefetch import PrefetchConfig
@@ -41,6 +44,7 @@ from leanloop.loop.policies.text_fallback import TextFallbackConfig
 __all__ = [
     "AnswerAfterRepeatsConfig",
     "AnswerCheckConfig",
+    "ApprovalConfig",
     "CutStreamConfig",
     "CutStreamError",
     "Policies",
