@@ -64,15 +64,17 @@ Feature: Approval meets the other rules (issue 41, ADR 0037)
     And the parent's model read the sub-agent's answer "I wrote nothing: the user said no."
     And the run stopped "answer"
 
-  Scenario: With nobody to ask, a sub-agent's call does not run and the parent's model reads that it waits
+  Scenario: With nobody to ask, a sub-agent's call does not run and the parent's call fails saying so
     # The parent's run itself does not pause (ADR 0037, open): the sub-run's pending call
-    # is in its report, and its waiting text is the parent's tool result.
+    # is in its report, and the parent's call of the sub-agent fails with what waits, so
+    # neither its model nor its report takes a waiting text for work done.
     Given a parent agent with no approver, its sub-agent scripted to write "sub.txt"
     When the approval agent is asked "delegate"
     Then no file "sub.txt" exists
     And the sub-run stopped "paused" with the pending call "s1" of write_file
     And the sub-agent's model was asked once, and never after the pause
-    And the parent's model read that the call "s1" waits and did not run
+    And the parent's model read that the call "s1" needs a person's approval and nothing ran
+    And the parent's call of the sub-agent is recorded as failed
 
   Scenario: leanloop run --approve reaches a sub-agent's call
     Given an agents file whose lead delegates to a sub-agent scripted to write "sub.txt"

@@ -304,11 +304,18 @@ def step_sub_paused(context: Context, call_id: str) -> None:
     assert (pending["id"], pending["tool"]) == (call_id, "write_file"), pending
 
 
-@then('the parent\'s model read that the call "{call_id}" waits and did not run')
+@then('the parent\'s model read that the call "{call_id}" needs a person\'s approval and nothing ran')
 def step_parent_read_waiting(context: Context, call_id: str) -> None:
     [result] = _results(context.approval_model.requests[1].messages)
-    assert "waiting for approval of 1 tool call" in result, result
-    assert f"write_file (call {call_id})" in result and "No call of that reply ran" in result
+    assert f"agent writer did not finish: its calls write_file (call {call_id})" in result, result
+    assert "nobody in this run can give it; none of them ran" in result, result
+
+
+@then("the parent's call of the sub-agent is recorded as failed")
+def step_parent_call_failed(context: Context) -> None:
+    [record] = context.approval_report["tool_calls"]
+    assert record["fate"] == "failed", record
+    assert record["sub_report"]["answer"] is None, record["sub_report"]
 
 
 @then("the sub-agent's model was asked once, and never after the pause")

@@ -8,7 +8,7 @@ from typing import Any, Final
 from langchain_core.callbacks import BaseCallbackManager
 from langchain_core.messages import AIMessage
 from langchain_core.runnables import Runnable, RunnableConfig
-from langchain_core.tools import BaseTool, StructuredTool
+from langchain_core.tools import BaseTool, StructuredTool, ToolException
 
 from leanloop.exceptions import NoAnswer, RunFailed
 from leanloop.report import summary_line
@@ -77,12 +77,34 @@ def agent_tool(name: str, description: str | None, agent: Runnable[str, AIMessag
             _record(told, name, exc.report, answer=None)
             raise
         report = message.response_metadata.get("leanloop")
+        if isinstance(report, Mapping) and report.get("stop_reason") == "paused":
+            # Nobody in this run could decide on the sub-run's calls (the parent's
+            # approver answers them when there is one): none of them ran. The call fails,
+            # so the parent's report and its model say so; a waiting text returned as the
+            # result read as work done (ADR 0037, amendment 1).
+            _record(told, name, report, answer=None)
+            raise ToolException(_paused(name, report))
         _record(told, name, report if isinstance(report, Mapping) else {}, answer=message.text)
         return message.text
 
     description = description or f"Ask the agent {name!r} to do a task."
     description += " Give the whole task in `task`; the answer comes back as text."
     return StructuredTool.from_function(coroutine=run_agent, name=name, description=description)
+
+
+def _paused(name: str, report: Mapping[str, Any]) -> str:
+    """The one-line failure of a call whose sub-run stopped before calls that need a person."""
+    pending = report.get("pending_calls") or []
+    calls = ", ".join(
+        f"{call.get('tool')} (call {call.get('id') or call.get('call_id')})"
+        for call in pending
+        if isinstance(call, Mapping)
+    )
+    return (
+        f"agent {name} did not finish: its calls {calls or '(unnamed)'} need a person's "
+        "approval and nobody in this run can give it; none of them ran, so nothing was "
+        "changed. Say so in your answer, or do the task another way."
+    )
 
 
 def _named(config: RunnableConfig, name: str) -> RunnableConfig:
