@@ -304,7 +304,12 @@ def step_sub_paused(context: Context, call_id: str) -> None:
     assert (pending["id"], pending["tool"]) == (call_id, "write_file"), pending
 
 
-@then('the parent\'s model read that the call "{call_id}" needs a person\'s approval and nothing ran')
+_PARENT_READ_WAITING = (
+    "the parent's model read that the call \"{call_id}\" needs a person's approval and nothing ran"
+)
+
+
+@then(_PARENT_READ_WAITING)
 def step_parent_read_waiting(context: Context, call_id: str) -> None:
     [result] = _results(context.approval_model.requests[1].messages)
     assert f"agent writer did not finish: its calls write_file (call {call_id})" in result, result
