@@ -94,3 +94,10 @@ Feature: Human approval of tool calls (issue 41, ADR 0037)
     Then the exit code is 4 and the JSON says "paused" with the pending call "c1"
     When leanloop run is called with "--json --approve write_file"
     Then the exit code is 0 and the file "out.txt" holds "done"
+
+  Scenario: A tool that asks only on a condition runs the other calls without asking
+    Given an agents file whose writer asks only for paths matching "^deploy", scripted to write "draft.md" then "deploy.cfg"
+    When leanloop run is called with "--json"
+    Then the exit code is 4 and the JSON says "paused" with the pending call "c2"
+    And the file "draft.md" holds "done"
+    And no file "deploy.cfg" exists

@@ -203,6 +203,22 @@ def step_file(context: Context, path: str) -> None:
     )
 
 
+@given(
+    'an agents file whose writer asks only for paths matching "{pattern}", '
+    'scripted to write "{first}" then "{second}"'
+)
+def step_file_ask_when(context: Context, pattern: str, first: str, second: str) -> None:
+    replies = json.dumps([_write(first, "c1"), _write(second, "c2"), {"content": "Wrote both."}])
+    context.approval_file = context.approval_ws / "agents.yaml"
+    context.approval_file.write_text(
+        "version: 1\nagents:\n  writer:\n    model:\n"
+        "      class: leanloop.testing:ScriptedChatModel\n"
+        f"      kwargs: {{replies: {replies}}}\n"
+        "    tools:\n      - read_file\n"
+        f"      - {{name: write_file, approval: {{ask_when: {{path: '{pattern}'}}}}}}\n"
+    )
+
+
 @when('the approval agent is asked "{question}"')
 def step_ask(context: Context, question: str) -> None:
     config: dict[str, Any] = {}

@@ -61,3 +61,34 @@ def test_edit_alone_is_refused_and_an_unknown_decision_too() -> None:
     assert "needs 'approve' or 'reject'" in alone
     [unknown] = _messages("[{name: write_file, approve_decisions: [approve, respond]}]")
     assert "approve_decisions[1]" in unknown
+
+
+def test_ask_when_asks_only_on_a_condition_and_keeps_its_patterns(tmp_path: Path) -> None:
+    text = (
+        f"{_HEAD}    tools:\n      - read_file\n"
+        "      - {name: run_command, approval: {ask_when: {argv: '^(rm|git push)\\b'}}}\n"
+        "      - {name: write_file, approval: {ask_when: {path: '^deploy/'}}}\n"
+    )
+    spec = load_specs_from_text(text, base_dir=tmp_path)["coder"]
+
+    agent = LLMAgent.from_spec(spec)
+
+    assert set(agent.tool_approval) == {"run_command", "write_file"}
+    assert agent.tool_ask_when == {
+        "run_command": (("argv", "^(rm|git push)\\b"),),
+        "write_file": (("path", "^deploy/"),),
+    }
+
+
+def test_a_pattern_that_is_no_regular_expression_is_one_located_line() -> None:
+    [message] = _messages("[{name: run_command, approval: {ask_when: {argv: '^(rm'}}}]")
+    assert "agents.coder.tools[0].approval.ask_when.argv" in message
+    assert "not a regular expression" in message and "'^(rm'" in message
+
+
+def test_ask_when_with_no_condition_or_another_key_is_refused() -> None:
+    [empty] = _messages("[{name: run_command, approval: {ask_when: {}}}]")
+    assert "agents.coder.tools[0].approval.ask_when: must not be empty" in empty
+    missing, unknown = _messages("[{name: run_command, approval: {ask_if: {argv: rm}}}]")
+    assert "tools[0].approval: missing required key 'ask_when'" in missing
+    assert "tools[0].approval.ask_if: unknown key 'ask_if'" in unknown

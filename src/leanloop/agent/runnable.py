@@ -130,6 +130,9 @@ class LLMAgent(RunnableSerializable[AgentInput, AIMessage]):
     tool_approval: dict[str, tuple[DecisionName, ...]] = Field(default_factory=dict)
     """Per tool name whose calls ask a person first, the decisions allowed (the file's
     ``approval`` and ``approve_decisions``; ADR 0037)."""
+    tool_ask_when: dict[str, tuple[tuple[str, str], ...]] = Field(default_factory=dict)
+    """Per tool name that asks only on a condition, its ``(argument, regex)`` pairs (the
+    file's ``approval: {ask_when: ...}``); a tool not here asks on every call."""
     approver: Approver | None = None
     """Who decides on a call that asks (sync or async ``(ApprovalRequest) -> Decision``);
     ``None``: such a call pauses the run. ``config["configurable"]["approver"]`` wins,
@@ -198,12 +201,14 @@ class LLMAgent(RunnableSerializable[AgentInput, AIMessage]):
         if tools is not None:
             built_tools = list(tools)
             approval = None  # by the tools' names, once they are tool objects (below)
+            ask_when = {}
         else:
             extra = _tool_objects(extra_tools, where="tools", spec=spec)
             built = _build_tools(spec, extra=extra, shared_state=shared_state)
             built_tools = [tool for _, tool in built]
             policies = _policies(spec, built)
             approval = _approval(spec, built)
+            ask_when = _ask_when(spec, built)
         pruning = pruning_model
         if pruning is None and spec.allow_tool_output_pruning and spec.pruning_model is not None:
             pruning = build_chat_model(spec.pruning_model)
@@ -217,12 +222,14 @@ class LLMAgent(RunnableSerializable[AgentInput, AIMessage]):
             name=spec.name,
             shared_state=shared_state,
             tool_approval=approval or {},
+            tool_ask_when=ask_when,
             approver=approver,
         )
         if approval is None:
             # Tools given as objects: a built-in's name is its reference.
-            asks = _approval(spec, [(tool.name, tool) for tool in agent.tools])
-            agent = agent.model_copy(update={"tool_approval": asks})
+            named = [(tool.name, tool) for tool in agent.tools]
+            asks, when = _approval(spec, named), _ask_when(spec, named)
+            agent = agent.model_copy(update={"tool_approval": asks, "tool_ask_when": when})
         return agent
 
     def with_approver(self, approver: Approver | None) -> LLMAgent:
@@ -382,6 +389,7 @@ class LLMAgent(RunnableSerializable[AgentInput, AIMessage]):
             pruning_model=self.pruning_model,
             shared_state=self.shared_state,
             approval=self.tool_approval,
+            approval_when=self.tool_ask_when,
             approver=self.approver,
             preview=preview,
         )
@@ -729,3 +737,15 @@ def _approval(
         if asks_approval(ref, option.approval if option is not None else None):
             asks[tool.name] = option.approve_decisions if option is not None else ALL_DECISIONS
     return asks
+
+
+def _ask_when(
+    spec: AgentSpec, built: Sequence[tuple[str, BaseTool]]
+) -> dict[str, tuple[tuple[str, str], ...]]:
+    """Per tool name that asks only on a condition, its ``(argument, regex)`` pairs."""
+    options = {option.ref: option for option in spec.tool_options}
+    return {
+        tool.name: option.ask_when
+        for ref, tool in built
+        if (option := options.get(ref)) is not None and option.ask_when
+    }

@@ -91,12 +91,15 @@ class AgentLoop:
         pruning_model: BaseChatModel | None = None,
         shared_state: SharedState = PROCESS_STATE,
         approval: Mapping[str, tuple[DecisionName, ...]] | None = None,
+        approval_when: Mapping[str, tuple[tuple[str, str], ...]] | None = None,
         approver: Approver | None = None,
         preview: Preview | None = None,
     ) -> None:
         self.spec = spec
         self.approval = dict(approval or {})
         """Per tool name whose calls ask a person first, the decisions allowed (ADR 0037)."""
+        self.approval_when = dict(approval_when or {})
+        """Per tool name that asks only on a condition, its ``(argument, regex)`` pairs."""
         self.approver = approver
         """Who decides when the run's config names no ``approver``; ``None``: nobody."""
         self.preview = preview
@@ -319,6 +322,7 @@ class AgentLoop:
                 given[str(call_id)] = decision_from(value, by="resume")
         return ApprovalConfig(
             asks=self.approval,
+            when=self.approval_when,
             approver=approver,
             given=given,
             preview=self.preview,

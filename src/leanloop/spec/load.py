@@ -582,7 +582,7 @@ def _property_types(definition: Mapping[str, Any]) -> dict[str, str | None]:
 
 def _tool_options(entry: Mapping[str, Any]) -> ToolOptions:
     """The settings of one ``tools`` entry written as a mapping."""
-    allowed = entry.get("allowed_commands")
+    allowed, approval = entry.get("allowed_commands"), entry.get("approval")
     return ToolOptions(
         entry["name"],
         _convert(entry.get("timeout"), "number"),
@@ -590,8 +590,9 @@ def _tool_options(entry: Mapping[str, Any]) -> ToolOptions:
         command_timeout=_convert(entry.get("command_timeout"), "number"),
         allowed_commands=tuple(allowed) if allowed is not None else None,
         via_shell=bool(_convert(entry.get("shell", False), "boolean")),
-        approval=entry.get("approval"),
+        approval="ask" if isinstance(approval, Mapping) else approval,
         approve_decisions=tuple(entry.get("approve_decisions", ("approve", "edit", "reject"))),
+        ask_when=tuple(approval["ask_when"].items()) if isinstance(approval, Mapping) else (),
     )
 
 

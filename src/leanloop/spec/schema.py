@@ -122,6 +122,13 @@ def _translate(error: ValidationError, reporter: Reporter) -> Iterator[Problem]:
         return
     kind = str(error.validator)
     instance: Any = error.instance  # the offending JSON value, whatever its type
+    branch = _branch_of_its_type(error) if kind == "anyOf" else None
+    if branch is not None:
+        # `approval: ask | never | {ask_when: …}`: a string is told the words it may be,
+        # a mapping what is wrong inside it, not "not valid under any of the given schemas".
+        for inner in branch:
+            yield from _translate(inner, reporter)
+        return
     if kind == "additionalProperties":
         yield from _unknown_keys(path, instance, error.schema)
     elif kind == "required":
@@ -132,6 +139,31 @@ def _translate(error: ValidationError, reporter: Reporter) -> Iterator[Problem]:
         yield from _repeated_items(path, instance, reporter)
     else:
         yield Problem(path, _value_message(error, path, reporter))
+
+
+_JSON_TYPES: dict[str, type | tuple[type, ...]] = {
+    "string": str,
+    "object": dict,
+    "array": list,
+    "boolean": bool,
+    "integer": int,
+    "number": (int, float),
+}
+
+
+def _branch_of_its_type(error: ValidationError) -> list[ValidationError] | None:
+    """The failures of the one ``anyOf`` alternative of the value's JSON type, if one."""
+    options = error.schema.get("anyOf") if isinstance(error.schema, dict) else None
+    if not isinstance(options, list):
+        return None
+    fitting: list[list[ValidationError]] = []
+    for index, option in enumerate(options):
+        declared = option.get("type") if isinstance(option, dict) else None
+        python = _JSON_TYPES.get(declared) if isinstance(declared, str) else None
+        if python is not None and isinstance(error.instance, python):
+            path_of = [(e, e.relative_schema_path) for e in error.context or ()]
+            fitting.append([e for e, path in path_of if path and path[0] == index])
+    return fitting[0] if len(fitting) == 1 and fitting[0] else None
 
 
 def _keyword_value(error: ValidationError) -> Any:

@@ -9,6 +9,7 @@ may have it and how the options fit together:
 - ``command_timeout`` is under the call's own limit (the entry's ``timeout``, else the
   agent's ``tool_timeout``), or the call would be stopped before the command is and its
   output lost;
+- ``approval: {ask_when: {ARGUMENT: REGEX}}`` holds regular expressions;
 - ``approve_decisions`` belongs to a tool that asks (``approval: ask``, or a built-in that
   changes the workspace), and ``reject`` or ``approve`` is among them (a person who may
   only edit could never let a call run as the model made it, nor stop it).
@@ -16,6 +17,7 @@ may have it and how the options fit together:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -85,10 +87,13 @@ def tool_entry_problems(
 def _approval_problems(
     entry: Mapping[str, Any], path: KeyPath
 ) -> Iterator[tuple[KeyPath, str, bool]]:
+    name, approval = entry.get("name"), entry.get("approval")
+    if isinstance(approval, Mapping):
+        yield from _condition_problems(approval.get("ask_when"), (*path, "approval", "ask_when"))
+        approval = "ask"
     decisions = entry.get("approve_decisions")
     if not isinstance(decisions, list):
         return
-    name, approval = entry.get("name"), entry.get("approval")
     known = isinstance(name, str) and approval in (None, "ask", "never")
     if known and not asks_approval(str(name), approval):
         message = (
@@ -103,6 +108,21 @@ def _approval_problems(
             "could neither let a call run as it is nor stop it"
         )
         yield (*path, "approve_decisions"), message, False
+
+
+def _condition_problems(conditions: Any, path: KeyPath) -> Iterator[tuple[KeyPath, str, bool]]:
+    """A pattern of ``approval.ask_when`` that is no regular expression (checked at load,
+    so a typo never surfaces as a call that silently runs without asking)."""
+    if not isinstance(conditions, Mapping):
+        return
+    for argument, pattern in conditions.items():
+        if not isinstance(pattern, str):
+            continue
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            message = f"not a regular expression ({exc}): {pattern!r}"
+            yield (*path, str(argument)), message, False
 
 
 def _timeout_problem(

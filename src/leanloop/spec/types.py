@@ -125,6 +125,9 @@ class ToolOptions:
         "reject",
     )
     """The decisions a person may make on a call of this tool."""
+    ask_when: tuple[tuple[str, str], ...] = ()
+    """``approval: {ask_when: {ARGUMENT: REGEX}}``: ask only for a call where one of these
+    arguments matches its pattern (``approval`` is then ``"ask"``); ``()``: every call."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -16,6 +16,7 @@ from leanloop.loop.policies.approval import (
     EditArgs,
     Pause,
     Reject,
+    asks_for,
     decision_from,
     decision_to_dict,
     rejection_text,
@@ -176,3 +177,39 @@ def test_decisions_read_back_what_they_write() -> None:
         assert decision_from(decision_to_dict(decision)) == decision
     with pytest.raises(InvalidArgument, match="a decision is"):
         decision_from("maybe")
+
+
+async def test_a_condition_asks_only_for_the_calls_it_matches(make_view: ViewMaker) -> None:
+    view = make_view()
+    asked, approver = _approver(Reject("not on main"))
+    config = ApprovalConfig(
+        asks=ASKS, when={"run_command": (("argv", r"^(rm|git push)\b"),)}, approver=approver
+    )
+    policy = config.start()
+
+    let_be = await policy.before_tool_call(_call(view, "run_command", argv=["pytest", "-q"]))
+    stopped = await policy.before_tool_call(
+        _call(view, "run_command", step=2, argv=["git", "push", "origin", "main"])
+    )
+
+    assert let_be == RunCall(note="not asked: no approval.ask_when pattern matched")
+    assert isinstance(stopped, AnswerCall) and "not on main" in stopped.content
+    [request] = asked
+    assert request.args == {"argv": ["git", "push", "origin", "main"]}
+    [record] = view.report.approvals
+    assert (record["decision"], record["call_id"]) == ("reject", "c2")
+
+
+@pytest.mark.parametrize(
+    ("args", "asks"),
+    [
+        ({"argv": ["rm", "-rf", "build"]}, True),
+        ({"argv": ["echo", "rm"]}, False),
+        ({"argv": "rm x"}, True),
+        ({"path": "rm.txt"}, False),
+        ({}, False),
+        ({"argv": {"program": "rm"}}, True),
+    ],
+)
+def test_how_an_argument_is_matched(args: dict[str, Any], asks: bool) -> None:
+    assert asks_for((("argv", r"^(\{\"program\": \")?rm\b"),), args) is asks

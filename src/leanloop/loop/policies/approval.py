@@ -1,8 +1,10 @@
 """The approval of tool calls: a person decides before a call that asks runs (ADR 0037).
 
 A ``tools`` entry says whether its calls ask (``approval: ask | never``; the built-ins
-that change the workspace ask unless told ``never``) and which decisions a person may
-make (``approve_decisions``). Before such a call runs, the policy asks, in order:
+that change the workspace ask unless told ``never``; ``approval: {ask_when: {ARGUMENT:
+REGEX}}`` asks only for the calls where one of those arguments matches, :func:`asks_for`)
+and which decisions a person may make (``approve_decisions``). Before such a call runs,
+the policy asks, in order:
 
 1. the decisions the run was given for its paused reply (a resume: ``who`` is
    ``resume``, or whoever decided before the pause);
@@ -26,9 +28,11 @@ insists). Every decision goes on the report (``approvals``) and its events.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import json
-from collections.abc import Awaitable, Callable, Mapping
+import re
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
@@ -55,6 +59,7 @@ __all__ = [
     "EditArgs",
     "Pause",
     "Reject",
+    "asks_for",
     "decision_from",
     "decision_to_dict",
     "rejection_text",
@@ -154,6 +159,8 @@ class ApprovalConfig:
 
     Attributes:
         asks: Per tool name that asks, the decisions a person may make.
+        when: Per tool name that asks only on a condition, its ``(argument, regex)``
+            pairs: a call asks when one of those arguments matches (:func:`asks_for`).
         approver: Who decides inline; ``None``: nobody, a call that asks pauses.
         given: Decisions by call id for the reply a paused run stopped at (a resume).
         preview: Tells what a call would do, for the request; ``None``: no previews.
@@ -161,6 +168,7 @@ class ApprovalConfig:
     """
 
     asks: Mapping[str, tuple[DecisionName, ...]] = field(default_factory=dict)
+    when: Mapping[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
     approver: Approver | None = None
     given: Mapping[str, Decision] = field(default_factory=dict)
     preview: Preview | None = None
@@ -169,6 +177,34 @@ class ApprovalConfig:
     def start(self) -> Approval:
         """The policy for one run, with no rejection remembered."""
         return Approval(self)
+
+
+def asks_for(conditions: Sequence[tuple[str, str]], args: Mapping[str, Any]) -> bool:
+    """Whether a call with ``args`` asks under ``approval: {ask_when: ...}``.
+
+    It asks when one of the named arguments matches its pattern (``re.search``): a string
+    as it is, a list (``run_command``'s ``argv``) as its items joined by spaces, any other
+    value as JSON. An argument the call does not give matches nothing.
+    """
+    for argument, pattern in conditions:
+        if argument not in args:
+            continue
+        value = args[argument]
+        if isinstance(value, str):
+            text = value
+        elif isinstance(value, list | tuple):
+            text = " ".join(str(item) for item in value)
+        else:
+            text = json.dumps(value, sort_keys=True, default=str)
+        if _compiled(pattern).search(text):
+            return True
+    return False
+
+
+@functools.lru_cache(maxsize=256)
+def _compiled(pattern: str) -> re.Pattern[str]:
+    # Checked at load (spec/tooloptions.py); a run compiles each pattern once.
+    return re.compile(pattern)
 
 
 def rejection_text(reason: str) -> str:
@@ -192,6 +228,10 @@ class Approval(Policy):
         allowed = self.config.asks.get(call.name)
         if allowed is None:
             return None
+        conditions = self.config.when.get(call.name)
+        if conditions and not asks_for(conditions, call.args):
+            # Observable in the call's record: the tool asks, this call did not need to.
+            return RunCall(note="not asked: no approval.ask_when pattern matched")
         key = _key(call.name, call.args)
         if key in self._rejected:
             step, reason = self._rejected[key]
