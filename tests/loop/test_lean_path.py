@@ -387,3 +387,19 @@ def test_the_watchdog_is_woken_only_by_a_deadline_that_comes_first(
     for watched in [first, *later]:
         assert watched.settle() is None
     assert watchdog._thread is not None and watchdog._thread.is_alive()
+
+
+def test_the_watchdog_keeps_settled_calls_only_until_its_heap_doubles() -> None:
+    watchdog = _watchdog._Watchdog()  # a fresh one: its own thread, none of others' calls
+    codes = frozenset({_lookup.__code__})
+    running = [_watchdog.Watch(60.0, codes) for _ in range(10)]
+    for watched in running:
+        watchdog.add(watched)
+    for _ in range(1_000):  # calls that end at once, as most do
+        ended = _watchdog.Watch(60.0, codes)
+        watchdog.add(ended)
+        ended.settle()
+
+    held = [entry[2] for entry in watchdog._due]
+    assert len(held) <= 2 * _watchdog._COMPACT_MIN  # not the 1,010 of every call's minute
+    assert all(watched in held for watched in running)  # the live ones are still watched

@@ -186,6 +186,10 @@ def _holder(stack: list[FrameType]) -> str | None:
     return None
 
 
+_COMPACT_MIN = 64
+"""Watches the heap holds before settled ones are dropped (then twice the live ones)."""
+
+
 class _Watchdog:
     """The thread that looks at each call's loop when the call's deadline passes."""
 
@@ -194,9 +198,12 @@ class _Watchdog:
         self._due: list[tuple[float, int, Watch]] = []
         self._order = itertools.count()
         self._thread: threading.Thread | None = None
+        self._compact_at = _COMPACT_MIN
 
     def add(self, watched: Watch) -> None:
         with self._wake:
+            if len(self._due) >= self._compact_at:
+                self._compact()
             # The thread sleeps until the earliest deadline: it is woken only when this
             # one comes first, not on every call (calls with one limit come in order).
             first = not self._due or watched.deadline < self._due[0][0]
@@ -208,6 +215,16 @@ class _Watchdog:
                 self._thread.start()
             elif first:
                 self._wake.notify()
+
+    def _compact(self) -> None:
+        """Drop the settled calls (under the lock): a call that ended is kept only until
+        the heap doubles, not until its deadline (60 s of every finished call's watch
+        otherwise, measured as RSS creeping by about 355 bytes a call)."""
+        # `_settled` is read without the watch's lock: a call settling meanwhile is
+        # dropped at the next compaction instead.
+        self._due = [entry for entry in self._due if not entry[2]._settled]
+        heapq.heapify(self._due)
+        self._compact_at = max(_COMPACT_MIN, 2 * len(self._due))
 
     def _serve(self) -> None:
         while True:
