@@ -13,7 +13,8 @@ scripted delays and the limit add up to.
 # No ``from __future__ import annotations``: pydantic resolves the tools' annotations.
 
 import asyncio
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,6 +24,7 @@ from langchain_core.tools import tool
 from leanloop.agent import LLMAgent
 from leanloop.budget import PROCESS_STATE, SharedState, TokenEstimator
 from leanloop.events import EventRecorder
+from leanloop.spec import load_specs
 from leanloop.spec.types import AgentSpec, ModelSpec
 from leanloop.testing import ScriptedChatModel
 from leanloop.testing.server import FakeModelServer
@@ -209,3 +211,30 @@ async def test_elapsed_s_is_on_the_clock_the_time_limits_fire_on() -> None:
     assert report["elapsed_s"] == pytest.approx(2.0 + _LIMIT + 1.0, abs=0.01), report
     (step,) = events.named("leanloop.step")
     assert step["elapsed_s"] == pytest.approx(2.0 + _LIMIT, abs=0.01), step
+
+
+def test_sub_agents_keep_to_their_parent_s_state(
+    subagent_chain: Callable[..., LLMAgent], tmp_path: Path
+) -> None:
+    subagent_chain()  # writes lead -> agent:researcher -> agent:reader into tmp_path
+    state = SharedState()
+    specs = load_specs(tmp_path / "agents.yaml", only="lead")
+
+    lead = LLMAgent.from_spec(specs["lead"], shared_state=state)
+
+    researcher = _sub_agent(lead)
+    reader = _sub_agent(researcher)
+    assert [a.shared_state for a in (lead, researcher, reader)] == [state, state, state]
+    answer = asyncio.run(lead.ainvoke("What port?"))
+    assert answer.response_metadata["leanloop"]["stop_reason"] == "answer"
+
+
+def _sub_agent(parent: LLMAgent) -> LLMAgent:
+    """The agent behind ``parent``'s one ``agent:NAME`` tool (held by its coroutine)."""
+    [held] = [
+        cell.cell_contents
+        for tool in parent.tools
+        for cell in getattr(getattr(tool, "coroutine", None), "__closure__", None) or ()
+        if isinstance(cell.cell_contents, LLMAgent)
+    ]
+    return held
