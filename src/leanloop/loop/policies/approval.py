@@ -28,7 +28,6 @@ insists). Every decision goes on the report (``approvals``) and its events.
 
 from __future__ import annotations
 
-import functools
 import inspect
 import json
 import re
@@ -196,15 +195,10 @@ def asks_for(conditions: Sequence[tuple[str, str]], args: Mapping[str, Any]) -> 
             text = " ".join(str(item) for item in value)
         else:
             text = json.dumps(value, sort_keys=True, default=str)
-        if _compiled(pattern).search(text):
+        # Checked at load (spec/tooloptions.py); `re` keeps the compiled patterns.
+        if re.search(pattern, text):
             return True
     return False
-
-
-@functools.lru_cache(maxsize=256)
-def _compiled(pattern: str) -> re.Pattern[str]:
-    # Checked at load (spec/tooloptions.py); a run compiles each pattern once.
-    return re.compile(pattern)
 
 
 def rejection_text(reason: str) -> str:
